@@ -1,0 +1,11 @@
+// Package okf reads and checks Open Knowledge Format (OKF v0.2) bundles.
+//
+// A bundle is a folder of markdown documents. Every document other than the
+// reserved index.md and log.md files is a concept, named by its path without
+// the .md suffix. This package keeps each document's exact bytes and parses
+// them without rewriting anything: the YAML frontmatter as authored text, the
+// body, the links between documents, and the sections named by heading slug
+// with their byte ranges. A Bundle ties the documents together into a link
+// graph, and Validate checks a bundle against the v0.2 conformance rules,
+// reporting findings with stable codes and the spec section they come from.
+package okf
