@@ -119,7 +119,10 @@ question needs at the lowest token cost.`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &flagError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newVersionCmd(e), newValidateCmd(e))
+	root.AddCommand(
+		newValidateCmd(e),
+		newVersionCmd(e),
+	)
 	return root
 }
 
