@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -93,10 +94,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitFail
 }
 
-// isFlagError reports whether cobra refused the command line itself.
+// isFlagError reports whether cobra refused the command line itself: a bad
+// flag, or a command that does not exist (cobra has no error type for that).
 func isFlagError(err error) bool {
 	var fe *flagError
-	return errors.As(err, &fe)
+	return errors.As(err, &fe) || strings.HasPrefix(err.Error(), "unknown command ")
 }
 
 type flagError struct{ err error }

@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/okf-tools/okf"
+)
+
+// run executes the okf command line in-process.
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Main(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// writeBundle creates a bundle from path → content pairs.
+func writeBundle(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const cleanConcept = `---
+type: Metric
+title: Revenue
+description: Recognised revenue.
+tags: [finance]
+generated: {by: process:test, at: 2026-01-01T00:00:00Z}
+stale_after: 2026-12-31
+---
+# Definition
+
+Sum of net amounts.
+`
+
+func cleanBundle(t *testing.T) string {
+	return writeBundle(t, map[string]string{
+		"index.md":          "---\nokf_version: \"0.2\"\n---\n# Bundle\n\n* [Revenue](revenue.md) - Recognised revenue.\n",
+		"revenue.md":        cleanConcept,
+		"log.md":            "# Log\n\n## 2026-02-01\n* **Update**: b\n\n## 2026-01-01\n* **Creation**: a\n",
+		"assets/readme.txt": "not markdown",
+	})
+}
+
+func TestValidateCleanBundle(t *testing.T) {
+	dir := cleanBundle(t)
+	code, out, errOut := run(t, "validate", "--today", "2026-11-29", dir)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	want := "OKF v0.2 conformance — " + dir + "\n  concepts: 1   index.md: 1   log.md: 1\n  ✓ conformant — no issues\n"
+	if out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour codes written to a non-terminal")
+	}
+}
+
+func TestValidateStaleDependsOnToday(t *testing.T) {
+	dir := cleanBundle(t)
+	_, before, _ := run(t, "validate", "--today", "2026-12-30", dir)
+	_, after, _ := run(t, "validate", "--today", "2026-12-31", dir)
+	if strings.Contains(before, "[stale]") {
+		t.Errorf("stale before its date:\n%s", before)
+	}
+	if !strings.Contains(after, "revenue.md:7: §5.5 stale since 2026-12-31 (today is 2026-12-31) [stale]") {
+		t.Errorf("not stale on its date:\n%s", after)
+	}
+}
+
+func TestValidateExitCodes(t *testing.T) {
+	warned := writeBundle(t, map[string]string{
+		"a.md": "---\ntype: Note\n---\nSee [b](b.md).\n",
+	})
+	broken := writeBundle(t, map[string]string{
+		"a.md": "# no frontmatter\n",
+	})
+	notDir := filepath.Join(t.TempDir(), "file.md")
+	if err := os.WriteFile(notDir, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"warnings pass by default", []string{"validate", warned}, 0},
+		{"strict fails on warnings", []string{"validate", "--strict", warned}, 1},
+		{"max-warnings below the count fails", []string{"validate", "--max-warnings", "2", warned}, 1},
+		{"max-warnings at the count passes", []string{"validate", "--max-warnings", "6", warned}, 0},
+		{"errors fail", []string{"validate", broken}, 1},
+		{"not a directory", []string{"validate", notDir}, 2},
+		{"missing directory", []string{"validate", filepath.Join(t.TempDir(), "nope")}, 2},
+		{"no argument", []string{"validate"}, 2},
+		{"bad --today", []string{"validate", "--today", "29/11/2026", warned}, 2},
+		{"unknown flag", []string{"validate", "--nope", warned}, 2},
+		{"unknown command", []string{"frobnicate"}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := run(t, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
+			}
+		})
+	}
+}
+
+func TestValidateWarningCountMatchesMaxWarnings(t *testing.T) {
+	dir := writeBundle(t, map[string]string{"a.md": "---\ntype: Note\n---\nSee [b](b.md).\n"})
+	_, out, _ := run(t, "validate", "--json", dir)
+	var rep okf.JSONReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// title, description, tags, generated missing; broken link; orphan.
+	if len(rep.Warnings) != 6 {
+		t.Fatalf("got %d warnings, the exit-code table above assumes 6: %+v", len(rep.Warnings), rep.Warnings)
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	dir := writeBundle(t, map[string]string{
+		"a.md":  "# no frontmatter\n",
+		"b.md":  "---\ntype: Note\ntitle: B\ndescription: d\ntags: [x]\ngenerated: {by: process:t}\n---\n[a](a.md) [gone](gone.md)\n",
+		"c.md":  "---\ntype: Note\n---\n[b](b.md)\n",
+		"index": "not markdown",
+	})
+	code, out, _ := run(t, "validate", "--json", "--today", "2026-11-29", dir)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	var rep okf.JSONReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if rep.Conformant || rep.Passed || rep.Bundle != dir || rep.Counts != (okf.Counts{Concepts: 3}) {
+		t.Errorf("header fields wrong: %+v", rep)
+	}
+	if len(rep.Errors) != 1 || rep.Errors[0].Code != "frontmatter-missing" || rep.Errors[0].Path != "a.md" || rep.Errors[0].Line != 1 {
+		t.Errorf("errors: %+v", rep.Errors)
+	}
+	var broken *okf.Finding
+	for i, f := range rep.Warnings {
+		if f.Code == "link-broken" {
+			broken = &rep.Warnings[i]
+		}
+	}
+	if broken == nil || broken.Path != "b.md" || broken.Line != 8 || broken.Section != "§6.1" || broken.Severity != okf.Warning {
+		t.Errorf("link-broken finding: %+v", broken)
+	}
+	if rep.Infos == nil {
+		t.Error("infos must be an empty list, not null")
+	}
+	_, again, _ := run(t, "validate", "--json", "--today", "2026-11-29", dir)
+	if again != out {
+		t.Error("two runs gave different bytes")
+	}
+}
+
+func TestValidateRulesListsEveryCode(t *testing.T) {
+	code, out, _ := run(t, "validate", "--rules")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(okf.Rules) {
+		t.Fatalf("%d lines for %d rules", len(lines), len(okf.Rules))
+	}
+	for i, r := range okf.Rules {
+		if f := strings.Fields(lines[i]); f[0] != r.Code || f[1] != r.Severity.String() || f[2] != r.Section {
+			t.Errorf("line %d = %q, want %s %s %s", i, lines[i], r.Code, r.Severity, r.Section)
+		}
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	code, out, _ := run(t, "--help")
+	if code != 0 || !strings.Contains(out, "validate") || !strings.Contains(out, "Examples:") {
+		t.Errorf("--help exit %d:\n%s", code, out)
+	}
+	code, out, _ = run(t, "validate", "--help")
+	if code != 0 || !strings.Contains(out, "--max-warnings") || !strings.Contains(out, "okf validate --strict") {
+		t.Errorf("validate --help exit %d:\n%s", code, out)
+	}
+	code, out, _ = run(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "okf ") {
+		t.Errorf("version exit %d: %q", code, out)
+	}
+}
