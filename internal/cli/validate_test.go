@@ -204,3 +204,16 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Errorf("version exit %d: %q", code, out)
 	}
 }
+
+func TestValidateDocsListEveryRule(t *testing.T) {
+	page, err := os.ReadFile("../../docs/validate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range okf.Rules {
+		row := "| `" + r.Code + "` | " + r.Severity.String() + " | " + r.Section + " | "
+		if !strings.Contains(string(page), row) {
+			t.Errorf("docs/validate.md has no row starting %q", row)
+		}
+	}
+}
