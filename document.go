@@ -154,6 +154,22 @@ func isDelimiter(line []byte) bool {
 
 var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): `)
 
+// yamlParserProblems are the errors of the YAML parser proper, as opposed to
+// its scanner. yaml.v3 numbers their lines from 0 (the scanner's from 1), so
+// they name the line before the one at fault unless corrected.
+var yamlParserProblems = map[string]bool{
+	"did not find expected <document start>": true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found undefined tag handle":             true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
+}
+
 func (d *Document) splitFrontmatter(start int) {
 	first, off := nextLine(d.Raw, start)
 	if start >= len(d.Raw) || !isDelimiter(first) {
@@ -189,6 +205,9 @@ func parseYAMLMapping(src []byte, lineOffset int) (node *yaml.Node, err error, n
 		msg := strings.ReplaceAll(err.Error(), "\n", " ")
 		if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[1])
+			if yamlParserProblems[msg[len(m[0]):]] {
+				n++
+			}
 			msg = fmt.Sprintf("yaml: line %d: %s", n+lineOffset, msg[len(m[0]):])
 		}
 		return nil, fmt.Errorf("%s", msg), false

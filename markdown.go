@@ -223,6 +223,9 @@ func Slug(title string) string {
 	var b strings.Builder
 	pending := false
 	for _, r := range strings.ToLower(title) {
+		if unicode.Is(unicode.Mn, r) {
+			continue // a combining accent belongs to the letter before it
+		}
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			if pending && b.Len() > 0 {
 				b.WriteByte('_')

@@ -43,8 +43,10 @@ func (r *Report) WriteText(w io.Writer, bundle string, maxWarnings int, color bo
 	switch {
 	case errs > 0:
 		ew.printf("  %s\n", paint(red, fmt.Sprintf("✗ non-conformant (%d error(s), %d warning(s))", errs, warns)))
-	case warns == 0:
+	case warns == 0 && r.Count(Info) == 0:
 		ew.printf("  %s\n", paint(green, "✓ conformant — no issues"))
+	case warns == 0:
+		ew.printf("  %s\n", paint(green, fmt.Sprintf("✓ conformant — no errors or warnings (%d info)", r.Count(Info))))
 	default:
 		ew.printf("  %s\n", paint(green, fmt.Sprintf("✓ conformant (%d warning(s))", warns)))
 	}

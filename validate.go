@@ -159,9 +159,13 @@ func (v *validator) concept(d *Document) {
 	v.typeField(d)
 	for _, key := range []string{"title", "description"} {
 		n := d.Field(key)
-		if n == nil {
+		text, _ := scalarText(n)
+		switch {
+		case n == nil:
 			v.add(key+"-missing", d, 0, "recommended field `%s` is absent", key)
-		} else if !isScalar(n) {
+		case isScalar(n) && strings.TrimSpace(text) == "":
+			v.add(key+"-missing", d, n.Line, "recommended field `%s` is empty", key)
+		case !isScalar(n):
 			v.add("field-invalid", d, n.Line, "`%s` is a %s, not a string", key, nodeKindName(n))
 		}
 	}
@@ -171,11 +175,16 @@ func (v *validator) concept(d *Document) {
 	v.tags(d)
 	v.generated(d)
 	v.verified(d)
-	if s, ok := d.Text("status"); ok || d.Field("status") != nil {
+	if n := d.Field("status"); n != nil {
+		s, ok := scalarText(n)
 		switch strings.TrimSpace(s) {
 		case "draft", "stable", "deprecated":
 		default:
-			v.add("status-invalid", d, d.Field("status").Line, "`status` is %q; expected draft, stable or deprecated", s)
+			if ok {
+				v.add("status-invalid", d, n.Line, "`status` is %q; expected draft, stable or deprecated", s)
+			} else {
+				v.add("status-invalid", d, n.Line, "`status` is a %s; expected draft, stable or deprecated", nodeKindName(n))
+			}
 		}
 	}
 	v.staleAfter(d)
@@ -343,6 +352,10 @@ func parseTime(s string) (time.Time, timeForm) {
 	}
 	s = strings.Replace(s, "z", "Z", 1)
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, instantForm
+	}
+	// ISO 8601 also allows an offset without a colon (+0200).
+	if t, err := time.Parse("2006-01-02T15:04:05.999999999-0700", s); err == nil {
 		return t, instantForm
 	}
 	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04"} {
@@ -558,7 +571,8 @@ func (v *validator) links(d *Document) {
 				v.add("link-broken", d, l.Line, "cross-link target not found: `%s` (tolerated under §6.1)", l.Target)
 				continue
 			}
-			if l.Path == d.Path {
+			// Target also catches a self-link written without ".md".
+			if l.Path == d.Path || v.b.Target(l) == d.ID() {
 				v.add("link-self", d, l.Line, "link `%s` points at this document", l.Target)
 				continue
 			}

@@ -1,0 +1,386 @@
+// Package readmodel compiles the markdown documents of a tenant into a
+// snapshot: the compact, deterministic artifact an agent reads instead of the
+// markdown. A snapshot holds a dense manifest (one TSV row a concept), the
+// body of every concept with the byte range of each section, and the link
+// graph. Its bytes depend only on the documents, never on the clock or the
+// order they arrive in, so a snapshot is named by the digest of its bytes and
+// an agent's prompt cache stays valid until the knowledge really changes.
+package readmodel
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/okf-tools/okf"
+)
+
+// SummaryWidth is the longest summary cell, in characters.
+const SummaryWidth = 120
+
+// Doc is one markdown document of a bundle, as stored.
+type Doc struct {
+	Bundle  string
+	Path    string // slash-separated bundle path, e.g. "tables/orders.md"
+	Content []byte
+}
+
+// Concept is one row of the manifest with what is needed to read and
+// search it.
+type Concept struct {
+	ID     string `json:"id"`
+	Bundle string `json:"bundle"`
+	Title  string `json:"title"`
+	// Kind, Status, Grain and Summary are the manifest cells ("-" when empty).
+	Kind    string `json:"kind"`
+	Status  string `json:"status"`
+	Grain   string `json:"grain"`
+	Summary string `json:"summary"`
+	// Links are the ids of the concepts of the same bundle this one links to.
+	Links []string `json:"links,omitempty"`
+	// StaleAfter is the authored stale_after value; staleness is decided at
+	// read time so the snapshot never depends on the clock.
+	StaleAfter string `json:"stale_after,omitempty"`
+	// Row is the byte range of the concept's manifest row, newline included.
+	Row [2]int `json:"row"`
+	// Body is the byte range of the concept's body (the document after its
+	// frontmatter) inside the snapshot's text region.
+	Body [2]int `json:"body"`
+	// Sections are the body's sections, with offsets relative to the body.
+	Sections []Section `json:"sections,omitempty"`
+}
+
+// Section is a heading-addressed part of a body.
+type Section struct {
+	Slug  string `json:"slug"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+}
+
+// Diagnostic is something the compiler noticed but compiled anyway.
+type Diagnostic struct {
+	Bundle, Path, Message string
+}
+
+func (d Diagnostic) String() string { return d.Bundle + "/" + d.Path + ": " + d.Message }
+
+// Snapshot is a compiled tenant. Treat it as immutable.
+type Snapshot struct {
+	Tenant   string
+	Bundles  []BundleRange
+	Concepts []Concept // sorted by bundle, then id, by code unit
+	// Manifest is the TSV text as compiled, without stale statuses.
+	Manifest []byte
+	// Text holds every concept body back to back.
+	Text []byte
+	// Digest is the hex sha256 of Encode's bytes.
+	Digest string
+
+	byKey map[string]int   // "bundle/id" → concept index
+	byID  map[string][]int // bare id → concept indexes
+}
+
+// BundleRange is the run of manifest rows of one bundle.
+type BundleRange struct {
+	Name string `json:"name"`
+	Rows [2]int `json:"rows"`
+}
+
+// Stats describe a build, for stderr.
+type Stats struct {
+	Bundles, Concepts, Reused int
+	ManifestBytes, TextBytes  int
+	Diagnostics               []Diagnostic
+}
+
+// Builder compiles snapshots. It remembers the parse of every document by
+// path and content, so a rebuild after an edit parses only what changed.
+// A Builder is not safe for concurrent use.
+type Builder struct {
+	cache map[cacheKey]*okf.Document
+}
+
+type cacheKey struct {
+	path string
+	sum  [32]byte
+}
+
+// NewBuilder returns a Builder with an empty parse cache.
+func NewBuilder() *Builder { return &Builder{cache: map[cacheKey]*okf.Document{}} }
+
+// Build compiles a tenant's documents. Documents may come in any order;
+// index.md and log.md files guide navigation but are not concepts, so they
+// do not appear in the snapshot.
+func Build(tenant string, docs []Doc) (*Snapshot, Stats) { return NewBuilder().Build(tenant, docs) }
+
+// Build compiles a tenant's documents, reusing earlier parses.
+func (b *Builder) Build(tenant string, docs []Doc) (*Snapshot, Stats) {
+	byBundle := map[string][]*okf.Document{}
+	fresh := map[cacheKey]*okf.Document{}
+	var st Stats
+	for _, d := range docs {
+		k := cacheKey{d.Bundle + "\x00" + d.Path, sha256.Sum256(d.Content)}
+		pd, ok := b.cache[k]
+		if ok {
+			st.Reused++
+		} else {
+			pd = okf.Parse(d.Path, d.Content)
+		}
+		fresh[k] = pd
+		byBundle[d.Bundle] = append(byBundle[d.Bundle], pd)
+	}
+	b.cache = fresh
+
+	names := make([]string, 0, len(byBundle))
+	for name := range byBundle {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+
+	s := &Snapshot{Tenant: tenant}
+	var manifest, text strings.Builder
+	manifest.WriteString("# tenant: " + cell(tenant) + "\n")
+	manifest.WriteString("# bundles: " + strings.Join(names, " ") + "\n")
+	manifest.WriteString("id\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\n")
+	for _, name := range names {
+		bundle := okf.NewBundle(byBundle[name])
+		br := BundleRange{Name: name}
+		br.Rows[0] = manifest.Len()
+		for _, d := range bundle.Concepts() {
+			c, diags := compileConcept(name, bundle, d)
+			for _, m := range diags {
+				st.Diagnostics = append(st.Diagnostics, Diagnostic{name, d.Path, m})
+			}
+			c.Row[0] = manifest.Len()
+			manifest.WriteString(row(c))
+			c.Row[1] = manifest.Len()
+			body := d.Body()
+			c.Body = [2]int{text.Len(), text.Len() + len(body)}
+			text.Write(body)
+			s.Concepts = append(s.Concepts, c)
+		}
+		br.Rows[1] = manifest.Len()
+		s.Bundles = append(s.Bundles, br)
+	}
+	s.Manifest = []byte(manifest.String())
+	s.Text = []byte(text.String())
+	s.index()
+	s.Digest = digest(s.Encode())
+	st.Bundles, st.Concepts = len(names), len(s.Concepts)
+	st.ManifestBytes, st.TextBytes = len(s.Manifest), len(s.Text)
+	return s, st
+}
+
+func (s *Snapshot) index() {
+	s.byKey = make(map[string]int, len(s.Concepts))
+	s.byID = make(map[string][]int, len(s.Concepts))
+	for i, c := range s.Concepts {
+		s.byKey[c.Bundle+"/"+c.ID] = i
+		s.byID[c.ID] = append(s.byID[c.ID], i)
+	}
+}
+
+func row(c Concept) string {
+	links := "-"
+	if len(c.Links) > 0 {
+		links = strings.Join(c.Links, " ")
+	}
+	return strings.Join([]string{c.ID, c.Bundle, c.Kind, c.Status, c.Grain, c.Summary, links}, "\t") + "\n"
+}
+
+func compileConcept(bundleName string, b *okf.Bundle, d *okf.Document) (Concept, []string) {
+	var diags []string
+	c := Concept{ID: cell(d.ID()), Bundle: bundleName, Title: oneLine(d.Title())}
+	switch {
+	case d.ReadErr != nil:
+		diags = append(diags, "unreadable: "+d.ReadErr.Error())
+	case !d.ValidUTF8:
+		diags = append(diags, "not valid UTF-8, compiled as is")
+	case !d.Frontmatter.Present:
+		diags = append(diags, "no frontmatter, compiled as plain markdown")
+	case d.Frontmatter.Err != nil:
+		diags = append(diags, "frontmatter ignored: "+d.Frontmatter.Err.Error())
+	}
+	c.Kind = kindCell(d.Type())
+	if d.Frontmatter.Node != nil && c.Kind == "-" {
+		diags = append(diags, "no type")
+	}
+	switch st := d.Status(); st {
+	case "stable", "current":
+		c.Status = "-"
+	default:
+		c.Status = cell(st)
+	}
+	c.Grain = cell(listOrScalar(d, "grain"))
+	summary := d.Description()
+	if summary == "" {
+		summary = firstSentence(d.Body())
+	}
+	c.Summary = cut(cell(summary), SummaryWidth)
+	c.Links = append([]string(nil), b.Outbound(d.ID())...)
+	c.StaleAfter, _ = d.Text("stale_after")
+	c.StaleAfter = strings.TrimSpace(c.StaleAfter)
+	for _, sec := range d.Sections {
+		c.Sections = append(c.Sections, Section{Slug: sec.Slug, Start: sec.Start - d.BodyStart, End: sec.End - d.BodyStart})
+	}
+	return c, diags
+}
+
+// listOrScalar reads a frontmatter key that may hold a scalar or a list of
+// scalars (a composite grain), joined with ", ".
+func listOrScalar(d *okf.Document, key string) string {
+	if s, ok := d.Text(key); ok {
+		return s
+	}
+	n := d.Field(key)
+	if n == nil {
+		return ""
+	}
+	var parts []string
+	for _, item := range n.Content {
+		if item.Value != "" {
+			parts = append(parts, item.Value)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cell makes a value safe for one TSV cell: one line, no tabs, "-" if empty.
+func cell(s string) string {
+	s = oneLine(s)
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine collapses every run of whitespace, tabs and newlines included,
+// into one space.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// kindCell slugs a type: "BigQuery Table" → "bigquery_table".
+func kindCell(t string) string {
+	var b strings.Builder
+	pending := false
+	for _, r := range strings.ToLower(t) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if pending && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			pending = false
+			b.WriteRune(r)
+		} else {
+			pending = true
+		}
+	}
+	if b.Len() == 0 {
+		return "-"
+	}
+	return b.String()
+}
+
+// cut shortens s to at most width characters, ending with "…" when cut.
+func cut(s string, width int) string {
+	if utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	runes := []rune(s)
+	return strings.TrimRight(string(runes[:width-1]), " ") + "…"
+}
+
+var (
+	mdLinkRe   = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+	mdMarkupRe = regexp.MustCompile("[*_`]+")
+	sentenceRe = regexp.MustCompile(`^(.+?[.!?])(\s|$)`)
+)
+
+// firstSentence returns the first sentence of the first prose paragraph of a
+// body, skipping headings, lists, tables, quotes and code.
+func firstSentence(body []byte) string {
+	inFence := false
+	var para []string
+	for _, line := range strings.Split(string(body), "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		if t == "" {
+			if len(para) > 0 {
+				break
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, ">") ||
+			strings.HasPrefix(t, "<") || strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") ||
+			strings.HasPrefix(t, "---") || strings.HasPrefix(t, "[^") {
+			if len(para) > 0 {
+				break
+			}
+			continue
+		}
+		para = append(para, t)
+	}
+	s := strings.Join(para, " ")
+	s = mdLinkRe.ReplaceAllString(s, "$1")
+	s = mdMarkupRe.ReplaceAllString(s, "")
+	if m := sentenceRe.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return s
+}
+
+// Concept returns the concept addressed by ref: a bare id that only one
+// bundle holds, or "bundle/id".
+func (s *Snapshot) Concept(ref string) (*Concept, error) {
+	i, err := s.Lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	return &s.Concepts[i], nil
+}
+
+// Lookup returns the position in Concepts of the concept addressed by ref.
+func (s *Snapshot) Lookup(ref string) (int, error) {
+	switch idx := s.byID[ref]; len(idx) {
+	case 1:
+		return idx[0], nil
+	case 0:
+		if i, ok := s.byKey[ref]; ok {
+			return i, nil
+		}
+		return -1, fmt.Errorf("%w: %s", ErrUnknown, ref)
+	default:
+		refs := make([]string, len(idx))
+		for k, i := range idx {
+			refs[k] = s.Concepts[i].Bundle + "/" + ref
+		}
+		return -1, fmt.Errorf("%w: %s is in several bundles; name one of %s", ErrAmbiguous, ref, strings.Join(refs, ", "))
+	}
+}
+
+// LookupIn returns the position of a concept given its bundle and id.
+func (s *Snapshot) LookupIn(bundle, id string) (int, bool) {
+	i, ok := s.byKey[bundle+"/"+id]
+	return i, ok
+}
+
+// Body returns a concept's body bytes.
+func (s *Snapshot) Body(c *Concept) []byte { return s.Text[c.Body[0]:c.Body[1]] }
+
+// Bundle returns the range of a bundle's rows, or false.
+func (s *Snapshot) Bundle(name string) (BundleRange, bool) {
+	for _, b := range s.Bundles {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return BundleRange{}, false
+}

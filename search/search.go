@@ -1,0 +1,431 @@
+// Package search ranks the concepts of a snapshot for a question, with no
+// model in the loop: BM25 over each concept's names, manifest cells and body,
+// then a capped one-hop expansion over the link graph. Results are manifest
+// rows with a position hint, never bodies, so an agent narrows with search
+// and then reads only the sections it chose. The package also builds context
+// packs: the rules, columns and joins a question needs, under a token budget.
+package search
+
+import (
+	"bytes"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/okf-tools/okf/readmodel"
+)
+
+// BM25 parameters: the textbook values.
+const (
+	k1 = 1.2
+	b  = 0.75
+)
+
+// Field weights. A concept's names (id and title) count four times a word of
+// body text and its other manifest cells twice, so a query that names a
+// concept lands on it rather than on a neighbour that mentions it. The
+// values were chosen by the sweeps recorded in BENCHMARKS.md.
+const (
+	NameWeight = 4
+	CellWeight = 2
+	BodyWeight = 1
+)
+
+type posting struct {
+	doc int32
+	tf  float32
+}
+
+// Index is a BM25 index over one snapshot. It is safe for concurrent
+// searches.
+type Index struct {
+	snap     *readmodel.Snapshot
+	terms    map[string]int32
+	postings [][]posting
+	docLen   []float32
+	avgLen   float32
+	links    [][]int32 // outbound links of each concept, as concept indexes
+	norm     []float32 // k1·(1−b+b·len/avg) of each concept
+	scratch  sync.Pool // *scratch, reused across searches
+}
+
+// scratch is the per-search working memory: a score per concept (kept at
+// zero between searches) and the list of concepts that scored.
+type scratch struct {
+	scores []float64
+	cands  []int32
+}
+
+// better orders results: higher score first, then earlier concept.
+func better(scores []float64, a, c int32) bool {
+	if scores[a] != scores[c] {
+		return scores[a] > scores[c]
+	}
+	return a < c
+}
+
+// topK returns the k best candidates that pass keep, best first, with a
+// bounded heap rather than a sort of every candidate.
+func topK(cands []int32, scores []float64, k int, keep func(int32) bool) []int32 {
+	h := make([]int32, 0, k+1) // min-heap: the worst kept result on top
+	worse := func(i, j int) bool { return better(scores, h[j], h[i]) }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			m := l
+			if r := l + 1; r < len(h) && worse(r, l) {
+				m = r
+			}
+			if !worse(m, i) {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for _, d := range cands {
+		if !keep(d) {
+			continue
+		}
+		if len(h) == k {
+			if !better(scores, d, h[0]) {
+				continue
+			}
+			h[0] = d
+			down(0)
+			continue
+		}
+		h = append(h, d)
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !worse(i, p) {
+				break
+			}
+			h[i], h[p] = h[p], h[i]
+			i = p
+		}
+	}
+	sort.Slice(h, func(i, j int) bool { return better(scores, h[i], h[j]) })
+	return h
+}
+
+// Snapshot returns the snapshot the index was built from.
+func (ix *Index) Snapshot() *readmodel.Snapshot { return ix.snap }
+
+// Build indexes a snapshot.
+func Build(s *readmodel.Snapshot) *Index {
+	ix := &Index{
+		snap:   s,
+		docLen: make([]float32, len(s.Concepts)),
+		links:  make([][]int32, len(s.Concepts)),
+	}
+	// Tokenizing is most of the work: split the concepts into contiguous
+	// shards, one per core, each with its own term dictionary, then merge
+	// the dictionaries in shard order, which numbers terms exactly as one
+	// sequential pass would.
+	workers := max(1, min(runtime.GOMAXPROCS(0), 4, len(s.Concepts)/256))
+	shards := make([]*shard, workers)
+	var wg sync.WaitGroup
+	per := (len(s.Concepts) + workers - 1) / workers
+	for w := range shards {
+		lo, hi := w*per, min(len(s.Concepts), (w+1)*per)
+		shards[w] = &shard{terms: map[string]int32{}}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			shards[w].index(s, lo, hi, ix.docLen)
+		}()
+	}
+	wg.Wait()
+
+	ix.terms = make(map[string]int32, len(shards[0].names)*2)
+	var nEntries int
+	remaps := make([][]int32, workers)
+	for w, sh := range shards {
+		remap := make([]int32, len(sh.names))
+		for local, name := range sh.names {
+			id, ok := ix.terms[name]
+			if !ok {
+				id = int32(len(ix.terms))
+				ix.terms[name] = id
+			}
+			remap[local] = id
+		}
+		remaps[w] = remap
+		nEntries += len(sh.entries)
+	}
+	df := make([]int32, len(ix.terms))
+	for w, sh := range shards {
+		for _, e := range sh.entries {
+			df[remaps[w][e.term]]++
+		}
+	}
+	backing := make([]posting, nEntries)
+	ix.postings = make([][]posting, len(ix.terms))
+	at := 0
+	for t, n := range df {
+		ix.postings[t] = backing[at : at : at+int(n)]
+		at += int(n)
+	}
+	var total float64
+	for w, sh := range shards {
+		for _, e := range sh.entries {
+			t := remaps[w][e.term]
+			ix.postings[t] = append(ix.postings[t], posting{doc: e.doc, tf: e.tf})
+		}
+	}
+	for i := range s.Concepts {
+		total += float64(ix.docLen[i])
+		c := &s.Concepts[i]
+		for _, link := range c.Links {
+			if t, ok := s.LookupIn(c.Bundle, link); ok {
+				ix.links[i] = append(ix.links[i], int32(t))
+			}
+		}
+	}
+	if n := len(s.Concepts); n > 0 {
+		ix.avgLen = float32(total / float64(n))
+	}
+	ix.norm = make([]float32, len(s.Concepts))
+	for i, l := range ix.docLen {
+		ix.norm[i] = float32(k1 * (1 - b + b*float64(l)/float64(ix.avgLen)))
+	}
+	ix.scratch.New = func() any { return &scratch{scores: make([]float64, len(s.Concepts))} }
+	return ix
+}
+
+// shard indexes a contiguous run of concepts with its own dictionary.
+type shard struct {
+	terms   map[string]int32
+	names   []string // local term id → term
+	entries []entry
+}
+
+// entry is one (term, concept, weighted term frequency) triple.
+type entry struct {
+	term, doc int32
+	tf        float32
+}
+
+// index tokenizes concepts [lo, hi), writing their lengths into docLen.
+func (sh *shard) index(s *readmodel.Snapshot, lo, hi int, docLen []float32) {
+	var counts []float32 // per local term id, for the current concept
+	var touched []int32
+	var buf []byte
+	doc := 0
+	add := func(text []byte, weight float32) {
+		buf = tokenize(text, buf, func(tok []byte, _ int) {
+			id, ok := sh.terms[string(tok)]
+			if !ok {
+				id = int32(len(sh.names))
+				name := string(tok)
+				sh.terms[name] = id
+				sh.names = append(sh.names, name)
+				counts = append(counts, 0)
+			}
+			if counts[id] == 0 {
+				touched = append(touched, id)
+			}
+			counts[id] += weight
+			docLen[doc] += weight
+		})
+	}
+	for doc = lo; doc < hi; doc++ {
+		c := &s.Concepts[doc]
+		add([]byte(c.ID), NameWeight)
+		add([]byte(c.Title), NameWeight)
+		add([]byte(c.Kind), CellWeight)
+		add([]byte(c.Grain), CellWeight)
+		add([]byte(c.Summary), CellWeight)
+		add(s.Body(c), BodyWeight)
+		for _, id := range touched {
+			sh.entries = append(sh.entries, entry{term: id, doc: int32(doc), tf: counts[id]})
+			counts[id] = 0
+		}
+		touched = touched[:0]
+	}
+}
+
+// Options shape a search.
+type Options struct {
+	// K is the number of direct hits, and the cap on expanded rows; 0 means 8.
+	K int
+	// Bundle limits the search to one bundle.
+	Bundle string
+	// NoExpand turns the link expansion off.
+	NoExpand bool
+}
+
+// DefaultK is the number of hits when Options.K is 0.
+const DefaultK = 8
+
+// Hit is one result: a concept, reached directly or through links.
+type Hit struct {
+	Concept *readmodel.Concept
+	// Score is the BM25 score of a direct hit, 0 for an expanded one.
+	Score float64
+	// Pos is the body offset where the query's terms cluster densest, or -1
+	// when only the concept's names or cells matched (and for expanded rows).
+	Pos int
+	// Via counts the direct hits that link to an expanded concept.
+	Via int
+}
+
+// Expanded reports whether the hit came from the link expansion.
+func (h Hit) Expanded() bool { return h.Via > 0 }
+
+// Search ranks concepts for a query: the top K direct hits by BM25, then up
+// to K concepts they link to, ranked by how many hits point at each.
+func (ix *Index) Search(query string, o Options) []Hit {
+	k := o.K
+	if k <= 0 {
+		k = DefaultK
+	}
+	qterms := ix.queryTerms(query)
+	if len(qterms) == 0 || len(ix.snap.Concepts) == 0 {
+		return nil
+	}
+	sc := ix.scratch.Get().(*scratch)
+	defer ix.scratch.Put(sc)
+	scores := sc.scores
+	n := float64(len(ix.snap.Concepts))
+	cands := sc.cands[:0]
+	for _, t := range qterms {
+		ps := ix.postings[t]
+		df := float64(len(ps))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			if scores[p.doc] == 0 {
+				cands = append(cands, p.doc)
+			}
+			tf := float64(p.tf)
+			scores[p.doc] += idf * tf * (k1 + 1) / (tf + float64(ix.norm[p.doc]))
+		}
+	}
+	top := topK(cands, scores, k, func(d int32) bool {
+		return o.Bundle == "" || ix.snap.Concepts[d].Bundle == o.Bundle
+	})
+	for _, d := range cands {
+		scores[d] = 0
+	}
+	sc.cands = cands
+	cands = top
+	hits := make([]Hit, 0, 2*len(cands))
+	for _, d := range cands {
+		c := &ix.snap.Concepts[d]
+		hits = append(hits, Hit{Concept: c, Score: scores[d], Pos: ix.position(c, qterms)})
+	}
+	if !o.NoExpand {
+		hits = append(hits, ix.expand(cands, k)...)
+	}
+	return hits
+}
+
+// queryTerms returns the distinct known terms of a query, in order.
+func (ix *Index) queryTerms(query string) []int32 {
+	var out []int32
+	seen := map[int32]bool{}
+	tokenize([]byte(query), nil, func(tok []byte, _ int) {
+		if id, ok := ix.terms[string(tok)]; ok && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	})
+	return out
+}
+
+// expand returns up to k concepts the hits link to, in the same bundle, that
+// are not hits themselves: most-pointed-at first, then by the rank of the
+// best hit pointing at them.
+func (ix *Index) expand(hits []int32, k int) []Hit {
+	s := ix.snap
+	isHit := map[int32]bool{}
+	for _, d := range hits {
+		isHit[d] = true
+	}
+	type target struct {
+		doc       int32
+		via, best int
+	}
+	byDoc := map[int32]*target{}
+	var order []*target
+	for rank, d := range hits {
+		for _, td := range ix.links[d] {
+			if isHit[td] {
+				continue
+			}
+			if byDoc[td] == nil {
+				byDoc[td] = &target{doc: td, best: rank}
+				order = append(order, byDoc[td])
+			}
+			byDoc[td].via++
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].via != order[j].via {
+			return order[i].via > order[j].via
+		}
+		if order[i].best != order[j].best {
+			return order[i].best < order[j].best
+		}
+		return order[i].doc < order[j].doc
+	})
+	if len(order) > k {
+		order = order[:k]
+	}
+	out := make([]Hit, len(order))
+	for i, t := range order {
+		out[i] = Hit{Concept: &s.Concepts[t.doc], Pos: -1, Via: t.via}
+	}
+	return out
+}
+
+// window is the span within which query terms count as clustered.
+const window = 600
+
+// position returns the start of the body line where the most query-term
+// occurrences fall within one window, or -1 if the body has none.
+func (ix *Index) position(c *readmodel.Concept, qterms []int32) int {
+	want := map[int32]bool{}
+	for _, t := range qterms {
+		want[t] = true
+	}
+	body := ix.snap.Body(c)
+	var offs []int
+	var ids []int32
+	tokenize(body, nil, func(tok []byte, off int) {
+		if id, ok := ix.terms[string(tok)]; ok && want[id] {
+			offs = append(offs, off)
+			ids = append(ids, id)
+		}
+	})
+	if len(offs) == 0 {
+		return -1
+	}
+	best, bestScore := 0, -1
+	seen := map[int32]int{}
+	distinct := 0
+	lo := 0
+	for hi := range offs {
+		if seen[ids[hi]] == 0 {
+			distinct++
+		}
+		seen[ids[hi]]++
+		for offs[hi]-offs[lo] > window {
+			seen[ids[lo]]--
+			if seen[ids[lo]] == 0 {
+				distinct--
+			}
+			lo++
+		}
+		// Distinct terms first, then the number of occurrences.
+		if score := distinct*1000 + (hi - lo + 1); score > bestScore {
+			best, bestScore = offs[lo], score
+		}
+	}
+	return bytes.LastIndexByte(body[:best], '\n') + 1
+}

@@ -1,0 +1,2 @@
+def attest(receipt):
+    return receipt['executed_sql'].startswith('SELECT')
