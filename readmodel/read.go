@@ -141,11 +141,12 @@ func (s *Snapshot) Get(ref string, o GetOptions) (Slice, error) {
 	start, limit := o.Offset, o.Limit
 	if o.Find != "" {
 		out.Matches = findAll(text, o.Find)
-		if len(out.Matches) > 0 && o.Offset == 0 {
-			start = max(0, out.Matches[0]-FindWindow/10)
-		}
 		if limit == 0 {
 			limit = FindWindow
+		}
+		if len(out.Matches) > 0 && o.Offset == 0 {
+			// Show a little of what comes before the first match.
+			start = max(0, out.Matches[0]-limit/4)
 		}
 	}
 	start = min(start, len(text))

@@ -10,6 +10,7 @@ package readmodel
 import (
 	"crypto/sha256"
 	"fmt"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -150,7 +151,9 @@ func (b *Builder) Build(tenant string, docs []Doc) (*Snapshot, Stats) {
 		bundle := okf.NewBundle(byBundle[name])
 		br := BundleRange{Name: name}
 		br.Rows[0] = manifest.Len()
-		for _, d := range bundle.Concepts() {
+		concepts := bundle.Concepts()
+		sort.Slice(concepts, func(i, j int) bool { return concepts[i].ID() < concepts[j].ID() })
+		for _, d := range concepts {
 			c, diags := compileConcept(name, bundle, d)
 			for _, m := range diags {
 				st.Diagnostics = append(st.Diagnostics, Diagnostic{name, d.Path, m})
@@ -187,14 +190,27 @@ func (s *Snapshot) index() {
 func row(c Concept) string {
 	links := "-"
 	if len(c.Links) > 0 {
-		links = strings.Join(c.Links, " ")
+		ids := make([]string, len(c.Links))
+		for i, l := range c.Links {
+			ids[i] = IDCell(l)
+		}
+		links = strings.Join(ids, " ")
 	}
-	return strings.Join([]string{c.ID, c.Bundle, c.Kind, c.Status, c.Grain, c.Summary, links}, "\t") + "\n"
+	return strings.Join([]string{IDCell(c.ID), c.Bundle, c.Kind, c.Status, c.Grain, c.Summary, links}, "\t") + "\n"
 }
+
+// idEscaper writes an id into a manifest cell. Ids are file paths and may
+// hold spaces, which would split the space-separated links cell, so those
+// (and "%", tabs and newlines) are percent-encoded. Lookups accept both
+// forms.
+var idEscaper = strings.NewReplacer("%", "%25", " ", "%20", "\t", "%09", "\n", "%0A", "\r", "%0D")
+
+// IDCell returns an id as the manifest writes it.
+func IDCell(id string) string { return idEscaper.Replace(id) }
 
 func compileConcept(bundleName string, b *okf.Bundle, d *okf.Document) (Concept, []string) {
 	var diags []string
-	c := Concept{ID: cell(d.ID()), Bundle: bundleName, Title: oneLine(d.Title())}
+	c := Concept{ID: d.ID(), Bundle: bundleName, Title: oneLine(d.Title())}
 	switch {
 	case d.ReadErr != nil:
 		diags = append(diags, "unreadable: "+d.ReadErr.Error())
@@ -355,6 +371,11 @@ func (s *Snapshot) Lookup(ref string) (int, error) {
 	case 0:
 		if i, ok := s.byKey[ref]; ok {
 			return i, nil
+		}
+		if strings.Contains(ref, "%") {
+			if plain, err := url.PathUnescape(ref); err == nil && plain != ref {
+				return s.Lookup(plain)
+			}
 		}
 		return -1, fmt.Errorf("%w: %s", ErrUnknown, ref)
 	default:
