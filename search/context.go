@@ -1,0 +1,520 @@
+package search
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/okf-tools/okf/readmodel"
+)
+
+// DefaultBudget is the token budget of a context pack when none is given.
+const DefaultBudget = 2000
+
+// PackOptions shape a context pack.
+type PackOptions struct {
+	// Budget is the most tokens the pack may cost; 0 means DefaultBudget.
+	Budget int
+	// Bundle limits the pack to one bundle.
+	Bundle string
+	// Count counts the tokens of a text. Required.
+	Count func(string) int
+	// Rules is how many rule hits to consider; 0 means 6.
+	Rules int
+}
+
+// Pack is the knowledge a question most likely needs, in one text.
+type Pack struct {
+	Text   string
+	Tokens int
+	// Rules are the refs (bundle/id) of the rules whose definitions the
+	// pack holds, in the order they appear.
+	Rules []string
+	// Tables are the refs of the tables whose schema rows it holds.
+	Tables []string
+	// Candidates are the refs of the concepts listed only by manifest row.
+	Candidates []string
+}
+
+// Context builds a context pack: the rules the question most likely needs
+// with the rules they depend on, only the schema rows of the columns those
+// rules use plus the join path between their tables, then manifest rows of
+// the next candidates, all within the token budget.
+func (ix *Index) Context(question string, o PackOptions) Pack {
+	budget := o.Budget
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	nRules := o.Rules
+	if nRules <= 0 {
+		nRules = 6
+	}
+	s := ix.snap
+	hits := ix.Search(question, Options{K: 4 * nRules, Bundle: o.Bundle, NoExpand: true})
+
+	p := &packer{ix: ix, count: o.Count, budget: budget, used: map[int]bool{}}
+	p.add(fmt.Sprintf("# Knowledge for: %s\n", oneLine(question)))
+
+	// Take rule hits best first, each with the rules it depends on and the
+	// schema rows and joins they need, while the whole still fits and the
+	// hit scores at least MinRelevance of the best.
+	var rules []int
+	cols := map[int]map[string]bool{}
+	body := ""
+	taken, top := 0, 0.0
+	for _, h := range hits {
+		if taken == nRules {
+			break
+		}
+		i := ix.position0(h.Concept)
+		if isTable(h.Concept) || contains(rules, i) {
+			continue
+		}
+		if top == 0 {
+			top = h.Score
+		} else if h.Score < MinRelevance*top {
+			break
+		}
+		var group []int
+		for _, j := range ix.dependsOn(i) {
+			if !contains(rules, j) {
+				group = append(group, j)
+			}
+		}
+		tryCols := copyCols(cols)
+		for _, j := range group {
+			for t, cs := range ix.columnsUsed(j) {
+				if tryCols[t] == nil {
+					tryCols[t] = map[string]bool{}
+				}
+				for c := range cs {
+					tryCols[t][c] = true
+				}
+			}
+		}
+		tryRules := append(append([]int(nil), rules...), group...)
+		text, tables := ix.renderPack(tryRules, tryCols)
+		if !p.fits(text, 0) {
+			continue
+		}
+		rules, cols, body = tryRules, tryCols, text
+		p.pack.Tables = tables
+		taken++
+	}
+	p.add(body)
+	for _, j := range rules {
+		p.used[j] = true
+		p.pack.Rules = append(p.pack.Rules, ref(&s.Concepts[j]))
+	}
+	for _, t := range p.pack.Tables {
+		if i, err := s.Lookup(t); err == nil {
+			p.used[i] = true
+		}
+	}
+
+	// The next candidates, as manifest rows, while the budget lasts.
+	first := true
+	for _, h := range hits {
+		i := ix.position0(h.Concept)
+		if p.used[i] {
+			continue
+		}
+		line := readmodel.IDCell(h.Concept.ID) + "\t" + h.Concept.Bundle + "\t" + h.Concept.Kind + "\t" + h.Concept.Summary + "\n"
+		if first {
+			line = "\n## More candidates (id, bundle, kind, summary): read with get\n" + line
+		}
+		if !p.fits(line, 0) {
+			break
+		}
+		first = false
+		p.add(line)
+		p.used[i] = true
+		p.pack.Candidates = append(p.pack.Candidates, ref(h.Concept))
+	}
+	p.pack.Text = p.text.String()
+	p.pack.Tokens = p.tokens
+	return p.pack
+}
+
+// MinRelevance is the share of the best rule hit's score below which a
+// rule hit is not worth its tokens in a pack; set by the sweep recorded in
+// BENCHMARKS.md.
+const MinRelevance = 0.35
+
+// renderPack renders rules, then the schema rows of the columns they use
+// and the joins that connect their tables. It returns the text and the refs
+// of the tables shown.
+func (ix *Index) renderPack(rules []int, cols map[int]map[string]bool) (string, []string) {
+	s := ix.snap
+	var text strings.Builder
+	if len(rules) > 0 {
+		text.WriteString("\n## Rules\n")
+		for _, j := range rules {
+			text.WriteString(ix.ruleText(j))
+		}
+	}
+	cols = copyCols(cols)
+	tables := sortedKeys(cols)
+	joins := ix.joinPath(tables)
+	for _, j := range joins {
+		for _, end := range []struct {
+			t int
+			c string
+		}{{j.from, j.fromCol}, {j.to, j.toCol}} {
+			if cols[end.t] == nil {
+				cols[end.t] = map[string]bool{}
+			}
+			cols[end.t][end.c] = true
+		}
+	}
+	tables = sortedKeys(cols)
+	var refs []string
+	if len(tables) > 0 {
+		text.WriteString("\n## Columns\n")
+		for _, t := range tables {
+			text.WriteString(ix.schemaRows(t, cols[t]))
+			refs = append(refs, ref(&s.Concepts[t]))
+		}
+	}
+	if len(joins) > 0 {
+		text.WriteString("\n## Joins\n")
+		for _, j := range joins {
+			fmt.Fprintf(&text, "* %s.%s = %s.%s\n", tableName(&s.Concepts[j.from]), j.fromCol, tableName(&s.Concepts[j.to]), j.toCol)
+		}
+	}
+	return text.String(), refs
+}
+
+// tableName is the last segment of a table concept's id.
+func tableName(c *readmodel.Concept) string {
+	return c.ID[strings.LastIndexByte(c.ID, '/')+1:]
+}
+
+func contains(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func copyCols(m map[int]map[string]bool) map[int]map[string]bool {
+	out := make(map[int]map[string]bool, len(m))
+	for t, cs := range m {
+		out[t] = make(map[string]bool, len(cs))
+		for c := range cs {
+			out[t][c] = true
+		}
+	}
+	return out
+}
+
+type packer struct {
+	ix     *Index
+	count  func(string) int
+	budget int
+	tokens int
+	text   strings.Builder
+	pack   Pack
+	used   map[int]bool
+}
+
+// fits reports whether text fits with reserve tokens left over.
+func (p *packer) fits(text string, reserve int) bool {
+	return p.tokens+p.count(text)+reserve <= p.budget
+}
+
+func (p *packer) add(text string) {
+	p.text.WriteString(text)
+	p.tokens += p.count(text)
+}
+
+// ruleText renders a rule: its title and id, then its definition.
+func (ix *Index) ruleText(i int) string {
+	s := ix.snap
+	c := &s.Concepts[i]
+	body := string(s.Body(c))
+	def := body
+	for _, slug := range []string{"definition", "computation", "body"} {
+		if sec, ok := c.Section(slug); ok {
+			def = body[sec.Start:sec.End]
+			break
+		}
+	}
+	def = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(def), "# Definition"))
+	return fmt.Sprintf("\n### %s (%s)\n%s\n", c.Title, readmodel.IDCell(c.ID), def)
+}
+
+func ref(c *readmodel.Concept) string { return c.Bundle + "/" + c.ID }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// position0 returns a concept's position in the snapshot.
+func (ix *Index) position0(c *readmodel.Concept) int {
+	i, _ := ix.snap.LookupIn(c.Bundle, c.ID)
+	return i
+}
+
+// isTable reports whether a concept describes a table: its kind says so,
+// or it has a schema section.
+func isTable(c *readmodel.Concept) bool {
+	if strings.Contains(c.Kind, "table") {
+		return true
+	}
+	_, ok := c.Section("schema")
+	return ok
+}
+
+// sectionLinks returns the concepts a section of a concept links to, in
+// the order the section names them.
+func (ix *Index) sectionLinks(i int, slug string) []sectionLink {
+	s := ix.snap
+	c := &s.Concepts[i]
+	sec, ok := c.Section(slug)
+	if !ok {
+		return nil
+	}
+	text := string(s.Body(c)[sec.Start:sec.End])
+	var out []sectionLink
+	for _, line := range strings.Split(text, "\n") {
+		// The first link of a list item names what the item is about; later
+		// links on the line are asides ("through ...").
+		if m := linkRe.FindStringSubmatch(line); m != nil {
+			if t, ok := ix.resolve(c, m[1]); ok {
+				out = append(out, sectionLink{target: t, line: line})
+			}
+		}
+	}
+	return out
+}
+
+type sectionLink struct {
+	target int
+	line   string
+}
+
+var (
+	linkRe     = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	backtickRe = regexp.MustCompile("`([^`]+)`")
+)
+
+// resolve maps a link target written in concept c to a concept position.
+func (ix *Index) resolve(c *readmodel.Concept, target string) (int, bool) {
+	target, _, _ = strings.Cut(target, "#")
+	var p string
+	if strings.HasPrefix(target, "/") {
+		p = strings.TrimPrefix(target, "/")
+	} else {
+		dir := ""
+		if k := strings.LastIndexByte(c.ID, '/'); k >= 0 {
+			dir = c.ID[:k+1]
+		}
+		p = cleanPath(dir + target)
+	}
+	return ix.snap.LookupIn(c.Bundle, strings.TrimSuffix(p, ".md"))
+}
+
+func cleanPath(p string) string {
+	var parts []string
+	for _, seg := range strings.Split(p, "/") {
+		switch seg {
+		case "", ".":
+		case "..":
+			if len(parts) > 0 {
+				parts = parts[:len(parts)-1]
+			}
+		default:
+			parts = append(parts, seg)
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// dependsOn returns a rule followed by the rules it depends on, depth
+// first, each once: the links of its "Depends on" section, recursively.
+func (ix *Index) dependsOn(i int) []int {
+	seen := map[int]bool{}
+	var out []int
+	var walk func(int)
+	walk = func(j int) {
+		if seen[j] {
+			return
+		}
+		seen[j] = true
+		out = append(out, j)
+		for _, l := range ix.sectionLinks(j, "depends_on") {
+			if !isTable(&ix.snap.Concepts[l.target]) {
+				walk(l.target)
+			}
+		}
+	}
+	walk(i)
+	return out
+}
+
+// columnsUsed reads a rule's "Columns used" section: table → columns.
+func (ix *Index) columnsUsed(i int) map[int]map[string]bool {
+	out := map[int]map[string]bool{}
+	for _, l := range ix.sectionLinks(i, "columns_used") {
+		if !isTable(&ix.snap.Concepts[l.target]) {
+			continue
+		}
+		if out[l.target] == nil {
+			out[l.target] = map[string]bool{}
+		}
+		_, after, _ := strings.Cut(l.line, "):")
+		for _, m := range backtickRe.FindAllStringSubmatch(after, -1) {
+			out[l.target][strings.ToLower(m[1])] = true
+		}
+	}
+	return out
+}
+
+// schemaRows renders the header and the rows of a table's schema section
+// whose first cell names one of cols, plus its key rows.
+func (ix *Index) schemaRows(t int, cols map[string]bool) string {
+	s := ix.snap
+	c := &s.Concepts[t]
+	grain := ""
+	if c.Grain != "-" {
+		grain = " (key " + c.Grain + ")"
+	}
+	out := fmt.Sprintf("\n### %s%s\n", tableName(c), grain)
+	sec, ok := c.Section("schema")
+	if !ok {
+		return out
+	}
+	var header []string
+	var rows []string
+	for _, line := range strings.Split(string(s.Body(c)[sec.Start:sec.End]), "\n") {
+		t := strings.TrimSpace(line)
+		if !strings.HasPrefix(t, "|") {
+			continue
+		}
+		if len(header) < 2 {
+			header = append(header, t)
+			continue
+		}
+		cells := strings.Split(strings.Trim(t, "|"), "|")
+		name := strings.ToLower(strings.Trim(strings.TrimSpace(cells[0]), "`"))
+		key := len(cells) > 2 && strings.Contains(cells[2], "primary key")
+		if cols[name] || (key && len(cols) > 0) {
+			rows = append(rows, t)
+		}
+	}
+	if len(rows) == 0 {
+		return out
+	}
+	return out + strings.Join(header, "\n") + "\n" + strings.Join(rows, "\n") + "\n"
+}
+
+// join is one foreign key: from.fromCol references to.toCol.
+type join struct {
+	from, to       int
+	fromCol, toCol string
+}
+
+var joinLineRe = regexp.MustCompile("`([^`]+)` references `([^`]+)` in \\[[^\\]]*\\]\\(([^)]+)\\)")
+
+// joins reads the foreign keys of a table's "Joins" section.
+func (ix *Index) joins(t int) []join {
+	c := &ix.snap.Concepts[t]
+	sec, ok := c.Section("joins")
+	if !ok {
+		return nil
+	}
+	var out []join
+	for _, line := range strings.Split(string(ix.snap.Body(c)[sec.Start:sec.End]), "\n") {
+		m := joinLineRe.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if to, ok := ix.resolve(c, m[3]); ok {
+			out = append(out, join{from: t, to: to, fromCol: strings.ToLower(m[1]), toCol: strings.ToLower(m[2])})
+		}
+	}
+	return out
+}
+
+// joinPath returns foreign keys that connect the given tables: starting
+// from the first, it repeatedly adds the shortest path (breadth first over
+// the foreign-key graph of their bundle) to the nearest table not yet
+// connected. Tables no path reaches stay unconnected.
+func (ix *Index) joinPath(tables []int) []join {
+	if len(tables) < 2 {
+		return nil
+	}
+	adj := map[int][]join{}
+	bundle := ix.snap.Concepts[tables[0]].Bundle
+	for i := range ix.snap.Concepts {
+		if ix.snap.Concepts[i].Bundle != bundle {
+			continue
+		}
+		for _, j := range ix.joins(i) {
+			adj[j.from] = append(adj[j.from], j)
+			adj[j.to] = append(adj[j.to], join{from: j.to, to: j.from, fromCol: j.toCol, toCol: j.fromCol})
+		}
+	}
+	connected := map[int]bool{tables[0]: true}
+	want := map[int]bool{}
+	for _, t := range tables[1:] {
+		want[t] = true
+	}
+	var out []join
+	for len(want) > 0 {
+		// Breadth first from every connected table at once.
+		prev := map[int]join{}
+		seen := map[int]bool{}
+		var queue []int
+		for _, t := range sortedSet(connected) {
+			seen[t] = true
+			queue = append(queue, t)
+		}
+		found := -1
+		for len(queue) > 0 && found < 0 {
+			cur := queue[0]
+			queue = queue[1:]
+			for _, j := range adj[cur] {
+				if seen[j.to] {
+					continue
+				}
+				seen[j.to] = true
+				prev[j.to] = j
+				if want[j.to] {
+					found = j.to
+					break
+				}
+				queue = append(queue, j.to)
+			}
+		}
+		if found < 0 {
+			break
+		}
+		for t := found; !connected[t]; t = prev[t].from {
+			out = append(out, prev[t])
+			connected[t] = true
+			delete(want, t)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[int]map[string]bool) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func sortedSet(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
