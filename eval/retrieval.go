@@ -148,8 +148,8 @@ type item struct {
 
 // Options tune a retrieval evaluation.
 type Options struct {
-	K      int          // search depth; 0 means search.DefaultK
-	Budget int          // context pack budget; 0 means search.DefaultBudget
+	K      int // search depth; 0 means search.DefaultK
+	Budget int // context pack budget; 0 means search.DefaultBudget
 	Count  func(string) int
 	Now    time.Time
 }
