@@ -39,11 +39,12 @@ type Corpus struct {
 
 var ruleTitleRe = regexp.MustCompile(`\brule (\d+)\s*$`)
 
-// LoadCorpus reads a folder of bundles (one subfolder a database) and,
+// LoadCorpus reads a folder of bundles (one subfolder a database), indexes
+// it with the given search weights and,
 // when rawDir is not empty, the raw LiveSQLBench documents of each
 // database (<rawDir>/<db>/<db>_schema.txt, _column_meaning_base.json,
 // _kb.jsonl).
-func LoadCorpus(bundlesDir, rawDir string) (*Corpus, error) {
+func LoadCorpus(bundlesDir, rawDir string, w search.Weights) (*Corpus, error) {
 	entries, err := os.ReadDir(bundlesDir)
 	if err != nil {
 		return nil, err
@@ -86,7 +87,7 @@ func LoadCorpus(bundlesDir, rawDir string) (*Corpus, error) {
 		return nil, fmt.Errorf("%s: no bundles (expected one subfolder a database)", bundlesDir)
 	}
 	c.Snap, _ = readmodel.Build("eval", docs)
-	c.Index = search.Build(c.Snap)
+	c.Index = search.BuildWeighted(c.Snap, w)
 	return c, nil
 }
 
@@ -152,6 +153,8 @@ type Options struct {
 	Budget int // context pack budget; 0 means search.DefaultBudget
 	Count  func(string) int
 	Now    time.Time
+	// Pack tunes context packs (Budget and Count are filled in).
+	Pack search.PackOptions
 }
 
 // Retrieval evaluates every strategy on every question whose database the
@@ -190,7 +193,9 @@ func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped
 			case "search":
 				c.searchOutcome(&out, q, gold, k, o)
 			case "context":
-				pack := c.Index.Context(q.Text, search.PackOptions{Budget: o.Budget, Bundle: q.Database, Count: o.Count})
+				po := o.Pack
+				po.Budget, po.Bundle, po.Count = o.Budget, q.Database, o.Count
+				pack := c.Index.Context(q.Text, po)
 				for _, r := range pack.Rules {
 					if gold.rules[r] {
 						out.FoundRules++

@@ -20,8 +20,11 @@ type PackOptions struct {
 	Bundle string
 	// Count counts the tokens of a text. Required.
 	Count func(string) int
-	// Rules is how many rule hits to consider; 0 means 6.
+	// Rules is how many rule hits to take; 0 means DefaultPackRules.
 	Rules int
+	// MinRelevance is the share of the best rule hit's score below which a
+	// rule hit is not worth its tokens; 0 means DefaultMinRelevance.
+	MinRelevance float64
 }
 
 // Pack is the knowledge a question most likely needs, in one text.
@@ -48,7 +51,11 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 	}
 	nRules := o.Rules
 	if nRules <= 0 {
-		nRules = 6
+		nRules = DefaultPackRules
+	}
+	minRel := o.MinRelevance
+	if minRel <= 0 {
+		minRel = DefaultMinRelevance
 	}
 	s := ix.snap
 	hits := ix.Search(question, Options{K: 4 * nRules, Bundle: o.Bundle, NoExpand: true})
@@ -73,7 +80,7 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 		}
 		if top == 0 {
 			top = h.Score
-		} else if h.Score < MinRelevance*top {
+		} else if h.Score < minRel*top {
 			break
 		}
 		var group []int
@@ -101,6 +108,26 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 		rules, cols, body = tryRules, tryCols, text
 		p.pack.Tables = tables
 		taken++
+	}
+	// Tables the question itself points at, with their keys and joins.
+	tablesTaken := 0
+	for _, h := range hits {
+		if tablesTaken == PackTables {
+			break
+		}
+		i := ix.position0(h.Concept)
+		if !isTable(h.Concept) || cols[i] != nil || h.Score < minRel*top {
+			continue
+		}
+		tryCols := copyCols(cols)
+		tryCols[i] = map[string]bool{}
+		text, tables := ix.renderPack(rules, tryCols)
+		if !p.fits(text, 0) {
+			continue
+		}
+		cols, body = tryCols, text
+		p.pack.Tables = tables
+		tablesTaken++
 	}
 	p.add(body)
 	for _, j := range rules {
@@ -137,10 +164,14 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 	return p.pack
 }
 
-// MinRelevance is the share of the best rule hit's score below which a
-// rule hit is not worth its tokens in a pack; set by the sweep recorded in
-// BENCHMARKS.md.
-const MinRelevance = 0.35
+// Pack defaults, set by the sweeps recorded in BENCHMARKS.md.
+const (
+	DefaultPackRules    = 6
+	DefaultMinRelevance = 0.35
+	// PackTables is how many table hits a pack adds beyond the tables its
+	// rules use.
+	PackTables = 2
+)
 
 // renderPack renders rules, then the schema rows of the columns they use
 // and the joins that connect their tables. It returns the text and the refs
@@ -180,7 +211,7 @@ func (ix *Index) renderPack(rules []int, cols map[int]map[string]bool) (string, 
 	if len(joins) > 0 {
 		text.WriteString("\n## Joins\n")
 		for _, j := range joins {
-			fmt.Fprintf(&text, "* %s.%s = %s.%s\n", tableName(&s.Concepts[j.from]), j.fromCol, tableName(&s.Concepts[j.to]), j.toCol)
+			fmt.Fprintf(&text, "* %s\n", ix.joinText(j))
 		}
 	}
 	return text.String(), refs
@@ -400,7 +431,7 @@ func (ix *Index) schemaRows(t int, cols map[string]bool) string {
 		cells := strings.Split(strings.Trim(t, "|"), "|")
 		name := strings.ToLower(strings.Trim(strings.TrimSpace(cells[0]), "`"))
 		key := len(cells) > 2 && strings.Contains(cells[2], "primary key")
-		if cols[name] || (key && len(cols) > 0) {
+		if cols[name] || key {
 			rows = append(rows, t)
 		}
 	}
@@ -410,10 +441,22 @@ func (ix *Index) schemaRows(t int, cols map[string]bool) string {
 	return out + strings.Join(header, "\n") + "\n" + strings.Join(rows, "\n") + "\n"
 }
 
-// join is one foreign key: from.fromCol references to.toCol.
+// join is one foreign key: from.fromCol references to.toCol, or the
+// other way round when reversed (an edge walked against its direction).
 type join struct {
 	from, to       int
 	fromCol, toCol string
+	reversed       bool
+}
+
+// joinText renders the key as "referencing.column = referenced.column".
+func (ix *Index) joinText(j join) string {
+	a := tableName(&ix.snap.Concepts[j.from]) + "." + j.fromCol
+	b := tableName(&ix.snap.Concepts[j.to]) + "." + j.toCol
+	if j.reversed {
+		a, b = b, a
+	}
+	return a + " = " + b
 }
 
 var joinLineRe = regexp.MustCompile("`([^`]+)` references `([^`]+)` in \\[[^\\]]*\\]\\(([^)]+)\\)")
@@ -454,7 +497,7 @@ func (ix *Index) joinPath(tables []int) []join {
 		}
 		for _, j := range ix.joins(i) {
 			adj[j.from] = append(adj[j.from], j)
-			adj[j.to] = append(adj[j.to], join{from: j.to, to: j.from, fromCol: j.toCol, toCol: j.fromCol})
+			adj[j.to] = append(adj[j.to], join{from: j.to, to: j.from, fromCol: j.toCol, toCol: j.fromCol, reversed: true})
 		}
 	}
 	connected := map[int]bool{tables[0]: true}

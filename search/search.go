@@ -22,15 +22,16 @@ const (
 	b  = 0.75
 )
 
-// Field weights. A concept's names (id and title) count four times a word of
-// body text and its other manifest cells twice, so a query that names a
+// Weights scale how much a term counts in each part of a concept.
+type Weights struct {
+	Name, Cell, Body float32
+}
+
+// DefaultWeights: a concept's names (id and title) count four times a word
+// of body text and its other manifest cells twice, so a query that names a
 // concept lands on it rather than on a neighbour that mentions it. The
 // values were chosen by the sweeps recorded in BENCHMARKS.md.
-const (
-	NameWeight = 4
-	CellWeight = 2
-	BodyWeight = 1
-)
+var DefaultWeights = Weights{Name: 4, Cell: 2, Body: 1}
 
 type posting struct {
 	doc int32
@@ -116,8 +117,11 @@ func topK(cands []int32, scores []float64, k int, keep func(int32) bool) []int32
 // Snapshot returns the snapshot the index was built from.
 func (ix *Index) Snapshot() *readmodel.Snapshot { return ix.snap }
 
-// Build indexes a snapshot.
-func Build(s *readmodel.Snapshot) *Index {
+// Build indexes a snapshot with the default weights.
+func Build(s *readmodel.Snapshot) *Index { return BuildWeighted(s, DefaultWeights) }
+
+// BuildWeighted indexes a snapshot with the given field weights.
+func BuildWeighted(s *readmodel.Snapshot, w Weights) *Index {
 	ix := &Index{
 		snap:   s,
 		docLen: make([]float32, len(s.Concepts)),
@@ -127,6 +131,7 @@ func Build(s *readmodel.Snapshot) *Index {
 	// shards, one per core, each with its own term dictionary, then merge
 	// the dictionaries in shard order, which numbers terms exactly as one
 	// sequential pass would.
+	weights := w
 	workers := max(1, min(runtime.GOMAXPROCS(0), 4, len(s.Concepts)/256))
 	shards := make([]*shard, workers)
 	var wg sync.WaitGroup
@@ -137,7 +142,7 @@ func Build(s *readmodel.Snapshot) *Index {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			shards[w].index(s, lo, hi, ix.docLen)
+			shards[w].index(s, lo, hi, ix.docLen, weights)
 		}()
 	}
 	wg.Wait()
@@ -212,7 +217,7 @@ type entry struct {
 }
 
 // index tokenizes concepts [lo, hi), writing their lengths into docLen.
-func (sh *shard) index(s *readmodel.Snapshot, lo, hi int, docLen []float32) {
+func (sh *shard) index(s *readmodel.Snapshot, lo, hi int, docLen []float32, w Weights) {
 	var counts []float32 // per local term id, for the current concept
 	var touched []int32
 	var buf []byte
@@ -236,12 +241,12 @@ func (sh *shard) index(s *readmodel.Snapshot, lo, hi int, docLen []float32) {
 	}
 	for doc = lo; doc < hi; doc++ {
 		c := &s.Concepts[doc]
-		add([]byte(c.ID), NameWeight)
-		add([]byte(c.Title), NameWeight)
-		add([]byte(c.Kind), CellWeight)
-		add([]byte(c.Grain), CellWeight)
-		add([]byte(c.Summary), CellWeight)
-		add(s.Body(c), BodyWeight)
+		add([]byte(c.ID), w.Name)
+		add([]byte(c.Title), w.Name)
+		add([]byte(c.Kind), w.Cell)
+		add([]byte(c.Grain), w.Cell)
+		add([]byte(c.Summary), w.Cell)
+		add(s.Body(c), w.Body)
 		for _, id := range touched {
 			sh.entries = append(sh.entries, entry{term: id, doc: int32(doc), tf: counts[id]})
 			counts[id] = 0
@@ -309,18 +314,18 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	top := topK(cands, scores, k, func(d int32) bool {
 		return o.Bundle == "" || ix.snap.Concepts[d].Bundle == o.Bundle
 	})
+	hits := make([]Hit, 0, 2*len(top))
+	for _, d := range top {
+		c := &ix.snap.Concepts[d]
+		hits = append(hits, Hit{Concept: c, Score: scores[d], Pos: ix.position(c, qterms)})
+	}
+	// Leave the scratch scores at zero for the next search.
 	for _, d := range cands {
 		scores[d] = 0
 	}
 	sc.cands = cands
-	cands = top
-	hits := make([]Hit, 0, 2*len(cands))
-	for _, d := range cands {
-		c := &ix.snap.Concepts[d]
-		hits = append(hits, Hit{Concept: c, Score: scores[d], Pos: ix.position(c, qterms)})
-	}
 	if !o.NoExpand {
-		hits = append(hits, ix.expand(cands, k)...)
+		hits = append(hits, ix.expand(top, k)...)
 	}
 	return hits
 }

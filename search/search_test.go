@@ -71,6 +71,9 @@ func TestNamingQueryLandsOnTheConcept(t *testing.T) {
 	if got := ids(hits); got[0] != "shop/knowledge/active" {
 		t.Errorf("got %v", got)
 	}
+	if len(hits) != 2 || hits[0].Score <= hits[1].Score || hits[1].Score <= 0 {
+		t.Errorf("scores must be positive and descending: %v, %v", hits[0].Score, hits[1].Score)
+	}
 }
 
 func TestExpansionIsCappedAndRankedByPointers(t *testing.T) {
