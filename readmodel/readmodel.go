@@ -8,12 +8,15 @@
 package readmodel
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"net/url"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -53,6 +56,8 @@ type Concept struct {
 	Body [2]int `json:"body"`
 	// Sections are the body's sections, with offsets relative to the body.
 	Sections []Section `json:"sections,omitempty"`
+
+	text []byte // the body bytes
 }
 
 // Section is a heading-addressed part of a body.
@@ -76,8 +81,8 @@ type Snapshot struct {
 	Concepts []Concept // sorted by bundle, then id, by code unit
 	// Manifest is the TSV text as compiled, without stale statuses.
 	Manifest []byte
-	// Text holds every concept body back to back.
-	Text []byte
+	// textSize is the length of all bodies back to back, as encoded.
+	textSize int
 	// Digest is the hex sha256 of Encode's bytes.
 	Digest string
 
@@ -94,15 +99,15 @@ type BundleRange struct {
 // Stats describe a build, for stderr.
 type Stats struct {
 	Bundles, Concepts, Reused int
-	ManifestBytes, TextBytes  int
+	ManifestBytes, TextBytes  int // TextBytes: all concept bodies
 	Diagnostics               []Diagnostic
 }
 
-// Builder compiles snapshots. It remembers the parse of every document by
-// path and content, so a rebuild after an edit parses only what changed.
-// A Builder is not safe for concurrent use.
+// Builder compiles snapshots. One made by NewBuilder remembers the parse of
+// every document by path and content, so a rebuild after an edit parses
+// only what changed. A Builder is not safe for concurrent use.
 type Builder struct {
-	cache map[cacheKey]*okf.Document
+	cache map[cacheKey]*okf.Document // nil: no caching
 }
 
 type cacheKey struct {
@@ -110,45 +115,44 @@ type cacheKey struct {
 	sum  [32]byte
 }
 
-// NewBuilder returns a Builder with an empty parse cache.
+// NewBuilder returns a Builder that caches parses between builds.
 func NewBuilder() *Builder { return &Builder{cache: map[cacheKey]*okf.Document{}} }
 
 // Build compiles a tenant's documents. Documents may come in any order;
 // index.md and log.md files guide navigation but are not concepts, so they
-// do not appear in the snapshot.
-func Build(tenant string, docs []Doc) (*Snapshot, Stats) { return NewBuilder().Build(tenant, docs) }
+// do not appear in the snapshot. The snapshot refers to the documents'
+// bytes, which must not change afterwards.
+func Build(tenant string, docs []Doc) (*Snapshot, Stats) { return (&Builder{}).Build(tenant, docs) }
 
-// Build compiles a tenant's documents, reusing earlier parses.
+// Build compiles a tenant's documents, reusing earlier parses when the
+// builder caches them. Bundles are compiled one at a time, each parsed on
+// every core, so memory holds one bundle's parse trees at once.
 func (b *Builder) Build(tenant string, docs []Doc) (*Snapshot, Stats) {
-	byBundle := map[string][]*okf.Document{}
-	fresh := map[cacheKey]*okf.Document{}
-	var st Stats
-	for _, d := range docs {
-		k := cacheKey{d.Bundle + "\x00" + d.Path, sha256.Sum256(d.Content)}
-		pd, ok := b.cache[k]
-		if ok {
-			st.Reused++
-		} else {
-			pd = okf.Parse(d.Path, d.Content)
-		}
-		fresh[k] = pd
-		byBundle[d.Bundle] = append(byBundle[d.Bundle], pd)
+	byBundle := map[string][]int{}
+	for i, d := range docs {
+		byBundle[d.Bundle] = append(byBundle[d.Bundle], i)
 	}
-	b.cache = fresh
-
 	names := make([]string, 0, len(byBundle))
 	for name := range byBundle {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 
+	var st Stats
+	var fresh map[cacheKey]*okf.Document
+	if b.cache != nil {
+		fresh = map[cacheKey]*okf.Document{}
+	}
 	s := &Snapshot{Tenant: tenant}
-	var manifest, text strings.Builder
+	var manifest bytes.Buffer
+	manifest.Grow(128 * len(docs))
 	manifest.WriteString("# tenant: " + cell(tenant) + "\n")
 	manifest.WriteString("# bundles: " + strings.Join(names, " ") + "\n")
 	manifest.WriteString("id\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\n")
 	for _, name := range names {
-		bundle := okf.NewBundle(byBundle[name])
+		parsed, reused := b.parse(docs, byBundle[name], fresh)
+		st.Reused += reused
+		bundle := okf.NewBundle(parsed)
 		br := BundleRange{Name: name}
 		br.Rows[0] = manifest.Len()
 		concepts := bundle.Concepts()
@@ -161,21 +165,62 @@ func (b *Builder) Build(tenant string, docs []Doc) (*Snapshot, Stats) {
 			c.Row[0] = manifest.Len()
 			manifest.WriteString(row(c))
 			c.Row[1] = manifest.Len()
-			body := d.Body()
-			c.Body = [2]int{text.Len(), text.Len() + len(body)}
-			text.Write(body)
+			// The snapshot keeps the body by reference, not by copy: the
+			// documents' bytes are not changed after they are given.
+			c.text = d.Body()
+			c.Body = [2]int{s.textSize, s.textSize + len(c.text)}
+			s.textSize += len(c.text)
 			s.Concepts = append(s.Concepts, c)
 		}
 		br.Rows[1] = manifest.Len()
 		s.Bundles = append(s.Bundles, br)
 	}
-	s.Manifest = []byte(manifest.String())
-	s.Text = []byte(text.String())
+	if b.cache != nil {
+		b.cache = fresh
+	}
+	s.Manifest = manifest.Bytes()
 	s.index()
-	s.Digest = digest(s.Encode())
+	s.Digest = s.computeDigest()
 	st.Bundles, st.Concepts = len(names), len(s.Concepts)
-	st.ManifestBytes, st.TextBytes = len(s.Manifest), len(s.Text)
+	st.ManifestBytes, st.TextBytes = len(s.Manifest), s.textSize
 	return s, st
+}
+
+// parse parses the documents at the given positions on every core, taking
+// cached parses where the builder has them and recording them in fresh.
+func (b *Builder) parse(docs []Doc, idx []int, fresh map[cacheKey]*okf.Document) ([]*okf.Document, int) {
+	out := make([]*okf.Document, len(idx))
+	keys := make([]cacheKey, len(idx))
+	var wg sync.WaitGroup
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(idx)/32))
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < len(idx); k += workers {
+				d := docs[idx[k]]
+				if b.cache != nil {
+					keys[k] = cacheKey{d.Bundle + "\x00" + d.Path, sha256.Sum256(d.Content)}
+					if pd, ok := b.cache[keys[k]]; ok {
+						out[k] = pd
+						continue
+					}
+				}
+				out[k] = okf.Parse(d.Path, d.Content)
+			}
+		}()
+	}
+	wg.Wait()
+	reused := 0
+	if b.cache != nil {
+		for k, key := range keys {
+			if b.cache[key] == out[k] {
+				reused++
+			}
+			fresh[key] = out[k]
+		}
+	}
+	return out, reused
 }
 
 func (s *Snapshot) index() {
@@ -394,7 +439,7 @@ func (s *Snapshot) LookupIn(bundle, id string) (int, bool) {
 }
 
 // Body returns a concept's body bytes.
-func (s *Snapshot) Body(c *Concept) []byte { return s.Text[c.Body[0]:c.Body[1]] }
+func (s *Snapshot) Body(c *Concept) []byte { return c.text }
 
 // Bundle returns the range of a bundle's rows, or false.
 func (s *Snapshot) Bundle(name string) (BundleRange, bool) {

@@ -1,0 +1,145 @@
+// Package perf measures the knowledge engine on a synthetic catalogue of a
+// given size: compile time, snapshot size, index build, query and read
+// latency, peak memory and manifest tokens. okf bench runs it once per size
+// in a fresh process, so peak memory belongs to that size alone.
+package perf
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/okf-tools/okf/internal/synth"
+	"github.com/okf-tools/okf/internal/tokens"
+	"github.com/okf-tools/okf/readmodel"
+	"github.com/okf-tools/okf/search"
+)
+
+// Result is one size's measurements. Durations are in milliseconds.
+type Result struct {
+	Concepts       int     `json:"concepts"`
+	CorpusBytes    int     `json:"corpus_bytes"`
+	CompileMS      float64 `json:"compile_ms"`
+	SnapshotBytes  int     `json:"snapshot_bytes"`
+	IndexBuildMS   float64 `json:"index_build_ms"`
+	QueryP50MS     float64 `json:"query_p50_ms"`
+	QueryP99MS     float64 `json:"query_p99_ms"`
+	GetP50MS       float64 `json:"get_p50_ms"`
+	ContextP50MS   float64 `json:"context_p50_ms"`
+	PeakRSSMB      float64 `json:"peak_rss_mb"`
+	ManifestTokens int     `json:"manifest_tokens"`
+	BundleTokens   int     `json:"bundle_slice_tokens"`
+	RowTokens      float64 `json:"tokens_per_row"`
+}
+
+// Queries are the searches timed, phrased the way agents ask.
+var Queries = []string{
+	"sales orders status by region",
+	"refunds amount currency",
+	"which table has the customer segment",
+	"late arriving events deduplicated nightly batch",
+	"warehouses suppliers join",
+	"subscription tier margin",
+	"invoice due date closed",
+	"support tickets priority owner",
+	"risk claims score country",
+	"inventory products quantity unit price",
+}
+
+// Run generates n concepts and measures them; rounds sets how many times
+// each query is repeated.
+func Run(n, rounds int) (Result, error) {
+	docs := synth.Generate(n, 1)
+	in := make([]readmodel.Doc, len(docs))
+	r := Result{Concepts: n}
+	for i, d := range docs {
+		in[i] = readmodel.Doc{Bundle: d.Bundle, Path: d.Path, Content: d.Content}
+		r.CorpusBytes += len(d.Content)
+	}
+	docs = nil
+
+	start := time.Now()
+	snap, _ := readmodel.Build("bench", in)
+	enc := snap.Encode()
+	r.CompileMS = ms(time.Since(start))
+	r.SnapshotBytes = len(enc)
+	in, enc = nil, nil
+	runtime.GC()
+
+	start = time.Now()
+	ix := search.Build(snap)
+	r.IndexBuildMS = ms(time.Since(start))
+
+	var qt []time.Duration
+	for i := 0; i < rounds*len(Queries); i++ {
+		q := Queries[i%len(Queries)]
+		t := time.Now()
+		if len(ix.Search(q, search.Options{})) == 0 {
+			return r, fmt.Errorf("query %q found nothing", q)
+		}
+		qt = append(qt, time.Since(t))
+	}
+	r.QueryP50MS, r.QueryP99MS = percentile(qt, 0.50), percentile(qt, 0.99)
+
+	rng := rand.New(rand.NewPCG(7, 7))
+	var gt []time.Duration
+	for range 2000 {
+		c := &snap.Concepts[rng.IntN(len(snap.Concepts))]
+		t := time.Now()
+		if _, err := snap.Get(c.Bundle+"/"+c.ID, readmodel.GetOptions{Section: "schema"}); err != nil {
+			return r, err
+		}
+		gt = append(gt, time.Since(t))
+	}
+	r.GetP50MS = percentile(gt, 0.50)
+
+	var ct []time.Duration
+	for _, q := range Queries {
+		t := time.Now()
+		ix.Context(q, search.PackOptions{Count: tokens.Count})
+		ct = append(ct, time.Since(t))
+	}
+	r.ContextP50MS = percentile(ct, 0.50)
+
+	now := time.Now()
+	m, _ := snap.ManifestAt("", now)
+	r.ManifestTokens = tokens.Count(string(m))
+	one, _ := snap.ManifestAt(snap.Bundles[0].Name, now)
+	r.BundleTokens = tokens.Count(string(one))
+	r.RowTokens = float64(r.ManifestTokens) / float64(len(snap.Concepts))
+	r.PeakRSSMB = peakRSSMB()
+	return r, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func percentile(ds []time.Duration, p float64) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return ms(s[min(len(s)-1, int(p*float64(len(s))))])
+}
+
+// peakRSSMB reads the process's peak resident set size (Linux), or 0.
+func peakRSSMB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			if err == nil {
+				return float64(kb) / 1024
+			}
+		}
+	}
+	return 0
+}
