@@ -123,7 +123,18 @@ question needs at the lowest token cost.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
 		newValidateCmd(e),
+		newManifestCmd(e),
+		newGetCmd(e),
+		newSearchCmd(e),
+		newContextCmd(e),
+		newEvalCmd(e),
+		newBenchCmd(e),
 		newVersionCmd(e),
+		newCompileCmd(e),
+		newLoadCmd(e),
+		newImportCmd(e),
+		newExportCmd(e),
+		newHistoryCmd(e),
 	)
 	return root
 }

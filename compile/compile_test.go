@@ -1,0 +1,114 @@
+package compile
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestWriteSwapsWholeBundlesOrNothing(t *testing.T) {
+	out := t.TempDir()
+	first := &Bundle{Name: "a", Files: map[string][]byte{"index.md": []byte("one\n"), "tables/t.md": []byte("t\n")}}
+	if err := Write(out, first); err != nil {
+		t.Fatal(err)
+	}
+	// The second run replaces a, but b cannot be written: a must stay as
+	// it was, and no temporary folder may be left behind.
+	next := &Bundle{Name: "a", Files: map[string][]byte{"index.md": []byte("two\n")}}
+	broken := &Bundle{Name: "b", Files: map[string][]byte{"bad\x00name.md": []byte("x")}}
+	if err := Write(out, next, broken); err == nil {
+		t.Fatal("writing a file name with a NUL byte succeeded")
+	}
+	if got, _ := os.ReadFile(filepath.Join(out, "a", "index.md")); string(got) != "one\n" {
+		t.Errorf("a/index.md is %q after a failed run", got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "a", "tables", "t.md")); err != nil {
+		t.Errorf("a/tables/t.md is gone after a failed run: %v", err)
+	}
+	entries, _ := os.ReadDir(out)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"a"}) {
+		t.Errorf("out holds %v, want only a", names)
+	}
+	if err := Write(out, next); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(out, "a", "index.md")); string(got) != "two\n" {
+		t.Errorf("a/index.md is %q after a good run", got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "a", "tables")); !os.IsNotExist(err) {
+		t.Errorf("a/tables survived a replacement: %v", err)
+	}
+	if err := Write(out, next, next); err == nil || !strings.Contains(err.Error(), "two databases are named a") {
+		t.Errorf("two bundles with one name: %v", err)
+	}
+}
+
+func TestCheckRejectsWhatNoBundleCanHold(t *testing.T) {
+	table := func() *Table {
+		return &Table{Name: "t", Columns: []*Column{{Name: "id", Type: "integer"}}, PrimaryKey: []string{"id"}}
+	}
+	for _, c := range []struct {
+		db   *Database
+		want string
+	}{
+		{&Database{Name: "x"}, "has no tables"},
+		{&Database{Name: "../up", Tables: []*Table{table()}}, "cannot name a bundle folder"},
+		{&Database{Name: "x", Tables: []*Table{{Name: "t", Columns: []*Column{{Name: "id"}}, ForeignKeys: []ForeignKey{{Columns: []string{"id"}, RefTable: "t"}}}}}, "references 0"},
+		{&Database{Name: "x", Tables: []*Table{table(), table()}}, "table t is defined twice"},
+		{&Database{Name: "x", Tables: []*Table{{Name: "t", Columns: []*Column{{Name: "id"}}, PrimaryKey: []string{"nope"}}}}, "primary key column nope"},
+		{&Database{Name: "x", Tables: []*Table{table()}, Rules: []*Rule{{ID: 1, Name: "a"}, {ID: 1, Name: "b"}}}, "rule id 1 is used twice"},
+		{&Database{Name: "x", Tables: []*Table{table()}, Rules: []*Rule{{ID: 1, Name: "a", DependsOn: []int{2}}}}, "depends on rule 2"},
+	} {
+		if err := c.db.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want an error containing %q", err, c.want)
+		}
+		if _, err := Build(c.db, Options{Generator: "okf/test"}); err == nil {
+			t.Errorf("Build accepted a database Check rejects (%s)", c.want)
+		}
+	}
+}
+
+func TestAbbreviations(t *testing.T) {
+	for _, c := range []struct {
+		key, name string
+		want      bool
+	}{
+		{"powratew", "PowerRatedW", true},
+		{"soillosspct", "SoilingLossPct", true},
+		{"ffactorinit", "FillFactor", false},
+		{"latms", "LatencyMs", true},
+		{"power", "PowerRatedW", false},
+	} {
+		if got := abbreviates(c.key, camelWords(c.name)); got != c.want {
+			t.Errorf("abbreviates(%q, %q) = %v", c.key, c.name, got)
+		}
+	}
+	for name, want := range map[string][]string{
+		"PowerRatedW":        {"power", "rated", "w"},
+		"MaintenanceCostUSD": {"maintenance", "cost", "usd"},
+		"POAIrradianceWM2":   {"poa", "irradiance", "wm2"},
+		"snake_case_name":    {"snake", "case", "name"},
+	} {
+		if got := camelWords(name); !slices.Equal(got, want) {
+			t.Errorf("camelWords(%q) = %q, want %q", name, got, want)
+		}
+	}
+	for _, c := range []struct{ name, full, inner string }{
+		{"Resource Utilization Ratio (RUR)", "Resource Utilization Ratio", "RUR"},
+		{"hazlevel", "hazlevel", ""},
+		{"SoilingLossPct (Soiling Loss Percentage)", "SoilingLossPct", "Soiling Loss Percentage"},
+	} {
+		if full, inner := splitName(c.name); full != c.full || inner != c.inner {
+			t.Errorf("splitName(%q) = %q, %q", c.name, full, inner)
+		}
+	}
+	if !isAbbrev("RUR") || !isAbbrev("PM25") || isAbbrev("Latency") || isAbbrev("Soiling Loss") {
+		t.Error("isAbbrev misjudges")
+	}
+}

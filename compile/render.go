@@ -1,0 +1,375 @@
+package compile
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+type generated struct {
+	By string `yaml:"by"`
+	At string `yaml:"at,omitempty"`
+}
+
+type source struct {
+	ID       string `yaml:"id,omitempty"`
+	Resource string `yaml:"resource"`
+	Title    string `yaml:"title,omitempty"`
+}
+
+type tableFront struct {
+	Type        string    `yaml:"type"`
+	Title       string    `yaml:"title"`
+	Description string    `yaml:"description"`
+	Tags        []string  `yaml:"tags,flow"`
+	Grain       []string  `yaml:"grain,flow,omitempty"`
+	Generated   generated `yaml:"generated"`
+	Sources     []source  `yaml:"sources,omitempty"`
+}
+
+type ruleFront struct {
+	Type        string    `yaml:"type"`
+	Title       string    `yaml:"title"`
+	Description string    `yaml:"description"`
+	Tags        []string  `yaml:"tags,flow"`
+	Generated   generated `yaml:"generated"`
+	Sources     []source  `yaml:"sources,omitempty"`
+}
+
+// concept renders frontmatter and body sections into a document.
+func concept(front any, sections []string) []byte {
+	var b bytes.Buffer
+	b.WriteString("---\n")
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(front); err != nil {
+		// The frontmatter types hold only strings and lists of them.
+		panic(fmt.Sprintf("compile: encoding frontmatter: %v", err))
+	}
+	enc.Close()
+	b.WriteString("---\n")
+	for _, s := range sections {
+		b.WriteString("\n")
+		b.WriteString(s)
+		if !strings.HasSuffix(s, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.Bytes()
+}
+
+// section renders a heading and its lines.
+func section(heading string, lines ...string) string {
+	return "# " + heading + "\n\n" + strings.Join(lines, "\n") + "\n"
+}
+
+func (w *writer) table(t *Table) {
+	desc := w.tableDescription(t)
+	front := tableFront{
+		Type: w.tableType(), Title: t.Name, Description: desc, Tags: []string{w.db.Name},
+		Grain: t.PrimaryKey, Generated: w.generated(), Sources: w.sources(false, nil),
+	}
+	sections := []string{w.schema(t)}
+	if lines := enumLines(t); len(lines) > 0 {
+		sections = append(sections, section("Enum values", lines...))
+	}
+	if lines := jsonLines(t); len(lines) > 0 {
+		sections = append(sections, section("JSON fields", lines...))
+	}
+	if lines := w.joins(t); len(lines) > 0 {
+		sections = append(sections, section("Joins", lines...))
+	}
+	if lines := w.referencedBy(t); len(lines) > 0 {
+		sections = append(sections, section("Referenced by", lines...))
+	}
+	if lines := w.related(t); len(lines) > 0 {
+		sections = append(sections, section("Related knowledge", lines...))
+	}
+	p := w.tablePath(t)
+	w.files[p] = concept(front, sections)
+	w.addEntry(p, front.Type, t.Name, desc)
+}
+
+func (w *writer) schema(t *Table) string {
+	lines := []string{"| Column | Type | Key | Meaning |", "|---|---|---|---|"}
+	for _, c := range t.Columns {
+		typ := c.Type
+		if c.NotNull && !t.IsKey(c.Name) {
+			typ += ", not null"
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s |", code(c.Name), cell(typ), cell(keyText(t, c)), cell(c.Meaning)))
+	}
+	return section("Schema", lines...)
+}
+
+// keyText says what key a column belongs to.
+func keyText(t *Table, c *Column) string {
+	var parts []string
+	if t.IsKey(c.Name) {
+		parts = append(parts, "primary key")
+	}
+	for _, fk := range t.ForeignKeys {
+		for i, fc := range fk.Columns {
+			if strings.EqualFold(fc, c.Name) {
+				parts = append(parts, "references "+fk.RefTable+"."+fk.RefColumns[i])
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func enumLines(t *Table) []string {
+	var lines []string
+	for _, c := range t.Columns {
+		if len(c.Enum) == 0 {
+			continue
+		}
+		labels := make([]string, len(c.Enum))
+		for i, l := range c.Enum {
+			labels[i] = "'" + strings.ReplaceAll(l, "'", "''") + "'"
+		}
+		name := code(c.Name)
+		if c.EnumType != "" {
+			name += " (" + code(c.EnumType) + ")"
+		}
+		lines = append(lines, fmt.Sprintf("* %s: %s", name, strings.Join(labels, ", ")))
+	}
+	return lines
+}
+
+func jsonLines(t *Table) []string {
+	var lines []string
+	for _, c := range t.Columns {
+		for _, f := range c.JSONFields {
+			line := "* " + code(c.Name+"."+f.Path)
+			if m := strings.TrimSpace(f.Meaning); m != "" {
+				line += ": " + oneLine(f.Meaning)
+			}
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+func (w *writer) joins(t *Table) []string {
+	var lines []string
+	for _, fk := range t.ForeignKeys {
+		ref := w.db.Table(fk.RefTable)
+		target := code(fk.RefTable) + " (not a table of this database)"
+		if ref != nil {
+			target = w.tableLink(ref)
+		}
+		verb := "references"
+		if len(fk.Columns) > 1 {
+			verb = "reference"
+		}
+		line := fmt.Sprintf("* %s %s %s in %s.", codes(fk.Columns), verb, codes(fk.RefColumns), target)
+		if ref != nil {
+			if why := brokenKey(w.db, fk); why != "" {
+				line += " The documentation lists " + why + "."
+			}
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+func (w *writer) referencedBy(t *Table) []string {
+	var lines []string
+	for _, other := range w.db.Tables {
+		for _, fk := range other.ForeignKeys {
+			if !strings.EqualFold(fk.RefTable, t.Name) {
+				continue
+			}
+			verb := "references"
+			if len(fk.Columns) > 1 {
+				verb = "reference"
+			}
+			lines = append(lines, fmt.Sprintf("* %s: %s %s %s.", w.tableLink(other), codes(fk.Columns), verb, codes(fk.RefColumns)))
+		}
+	}
+	return lines
+}
+
+// related lists the rules that use a table: the illustrations that explain
+// one of its columns, the rules that name its columns, then the rules that
+// reach it through the rules they use.
+func (w *writer) related(t *Table) []string {
+	var explains, direct, through []string
+	for _, r := range w.db.Rules {
+		if us := w.links.explains[r.ID]; len(us) > 0 && us[0].table == t {
+			var cols []string
+			for _, u := range us {
+				cols = append(cols, u.column.Name)
+			}
+			explains = append(explains, fmt.Sprintf("* %s: explains %s", w.ruleLink(r.ID), codes(cols)))
+			continue
+		}
+		var cols []string
+		for _, u := range w.links.direct[r.ID] {
+			if u.table == t {
+				cols = append(cols, u.column.Name)
+			}
+		}
+		if len(cols) > 0 {
+			direct = append(direct, fmt.Sprintf("* %s: %s", w.ruleLink(r.ID), codes(cols)))
+			continue
+		}
+		if re := w.links.reach[r.ID][t]; re != nil {
+			through = append(through, fmt.Sprintf("* %s: %s, through %s", w.ruleLink(r.ID), codes(columnNames(t, re.columns)), w.ruleLinks(re.via)))
+		}
+	}
+	return slices.Concat(explains, direct, through)
+}
+
+// columnNames returns the names of cols in the table's column order.
+func columnNames(t *Table, cols []*Column) []string {
+	var out []string
+	for _, c := range t.Columns {
+		if slices.Contains(cols, c) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+func (w *writer) ruleLinks(ids []int) string {
+	links := make([]string, len(ids))
+	for i, id := range ids {
+		links[i] = w.ruleLink(id)
+	}
+	return strings.Join(links, ", ")
+}
+
+func (w *writer) rule(r *Rule) {
+	desc := oneLine(r.Description)
+	if desc == "" {
+		desc = oneLine(r.Name)
+	}
+	front := ruleFront{
+		Type: ruleType(r.Kind), Title: r.Name, Description: desc, Tags: []string{w.db.Name},
+		Generated: w.generated(), Sources: w.sources(true, r),
+	}
+	sections := []string{section("Definition", r.Definition)}
+	if lines := w.columnsUsed(r); len(lines) > 0 {
+		sections = append(sections, section("Columns used", lines...))
+	}
+	if ids := w.links.uses[r.ID]; len(ids) > 0 {
+		sections = append(sections, section("Depends on", w.ruleList(ids)...))
+	}
+	if ids := w.links.usedBy[r.ID]; len(ids) > 0 {
+		sections = append(sections, section("Used by", w.ruleList(ids)...))
+	}
+	p := w.rulePath(r.ID)
+	w.files[p] = concept(front, sections)
+	w.addEntry(p, front.Type, r.Name, desc)
+}
+
+func (w *writer) ruleList(ids []int) []string {
+	lines := make([]string, len(ids))
+	for i, id := range ids {
+		lines[i] = "* " + w.ruleLink(id)
+	}
+	return lines
+}
+
+// columnsUsed lists, per table in schema order, the columns a rule names
+// (with the JSON paths it names inside them), then the tables it reaches
+// only through the rules it uses.
+func (w *writer) columnsUsed(r *Rule) []string {
+	var lines []string
+	uses := slices.Clone(w.links.direct[r.ID])
+	for _, u := range w.links.explains[r.ID] {
+		if !slices.ContainsFunc(uses, func(x *use) bool { return x.column == u.column }) {
+			uses = append(uses, u)
+		}
+	}
+	for _, t := range w.db.Tables {
+		var cols []string
+		for _, c := range t.Columns {
+			for _, u := range uses {
+				if u.column != c {
+					continue
+				}
+				s := code(c.Name)
+				if len(u.paths) > 0 {
+					paths := make([]string, len(u.paths))
+					for i, p := range u.paths {
+						paths[i] = c.Name + "." + p
+					}
+					s += " (" + codes(paths) + ")"
+				}
+				cols = append(cols, s)
+			}
+		}
+		if len(cols) > 0 {
+			lines = append(lines, fmt.Sprintf("* %s: %s", w.tableLink(t), strings.Join(cols, ", ")))
+		}
+	}
+	for _, t := range w.db.Tables {
+		if re := w.links.reach[r.ID][t]; re != nil {
+			lines = append(lines, fmt.Sprintf("* %s: %s, through %s", w.tableLink(t), codes(columnNames(t, re.columns)), w.ruleLinks(re.via)))
+		}
+	}
+	return lines
+}
+
+// folderBlurbs describe the two folders in the root index.
+var folderBlurbs = map[string]string{
+	"tables":    "tables, with column meanings, keys, JSON fields, joins and the rules that use them.",
+	"knowledge": "business rules: calculations, definitions and value illustrations, with the columns they use.",
+}
+
+func (w *writer) indexes() {
+	var dirs []string
+	for _, dir := range []string{"tables", "knowledge"} {
+		if w.entries[dir] != nil {
+			dirs = append(dirs, dir)
+		}
+	}
+	var root []string
+	for _, dir := range dirs {
+		byType := w.entries[dir]
+		var types []string
+		n := 0
+		for typ := range byType {
+			types = append(types, typ)
+			n += len(byType[typ])
+		}
+		sort.Strings(types)
+		var parts []string
+		for _, typ := range types {
+			entries := byType[typ]
+			sort.Slice(entries, func(i, j int) bool { return entries[i].file < entries[j].file })
+			lines := make([]string, len(entries))
+			for i, e := range entries {
+				lines[i] = fmt.Sprintf("* [%s](%s) - %s", linkText(e.title), e.file, e.description)
+			}
+			parts = append(parts, section(typ, lines...))
+		}
+		w.files[dir+"/index.md"] = []byte(strings.Join(parts, "\n"))
+		title := strings.ToUpper(dir[:1]) + dir[1:]
+		root = append(root, fmt.Sprintf("* [%s](%s/index.md) - %d %s", title, dir, n, folderBlurbs[dir]))
+	}
+	w.files["index.md"] = []byte("---\nokf_version: \"0.2\"\n---\n\n" + section(w.db.Name+" database", root...))
+	w.files["log.md"] = []byte(w.log())
+}
+
+// log renders the bundle's history: one creation entry, dated only when
+// a generation time was given.
+func (w *writer) log() string {
+	var names []string
+	for _, s := range w.db.Sources {
+		names = append(names, code(s.Resource))
+	}
+	entry := fmt.Sprintf("* **Creation**: Compiled %d tables and %d business rules of `%s` from %s with `%s`.",
+		len(w.db.Tables), len(w.db.Rules), w.db.Name, strings.Join(names, ", "), w.opt.Generator)
+	if w.opt.GeneratedAt.IsZero() {
+		return "# Update Log\n\n" + entry + "\n"
+	}
+	return "# Update Log\n\n## " + w.opt.GeneratedAt.UTC().Format("2006-01-02") + "\n\n" + entry + "\n"
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/okf-tools/okf/internal/perf"
+)
+
+func newBenchCmd(e *env) *cobra.Command {
+	var (
+		sizes  []int
+		rounds int
+		asJSON bool
+		one    int
+	)
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the knowledge engine on a synthetic catalogue",
+		Long: `Bench generates a synthetic SQL catalogue (one concept a table, about 2 KB
+each, with frontmatter, # Schema, # Joins and links, in bundles of 500) at
+each size and measures: compile time, snapshot size, index build, search
+latency (p50, p99), section read latency, context pack latency, peak RSS and
+the manifest's o200k tokens. Each size runs in a fresh process so its peak
+memory is its own.`,
+		Example: `  okf bench
+  okf bench --sizes 500,5000 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if one > 0 {
+				r, err := perf.Run(one, rounds)
+				if err != nil {
+					return err
+				}
+				return json.NewEncoder(e.stdout).Encode(r)
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			var results []perf.Result
+			for _, n := range sizes {
+				if n <= 0 {
+					return usageError("--sizes: %d is not a positive size", n)
+				}
+				fmt.Fprintf(e.stderr, "bench: %d concepts...\n", n)
+				cmd := exec.Command(self, "bench", "--one", strconv.Itoa(n), "--rounds", strconv.Itoa(rounds))
+				var out bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, e.stderr
+				if err := cmd.Run(); err != nil {
+					return fmt.Errorf("bench at %d concepts: %w", n, err)
+				}
+				var r perf.Result
+				if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+					return fmt.Errorf("bench at %d concepts: %w", n, err)
+				}
+				results = append(results, r)
+			}
+			if asJSON {
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(results)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "concepts\tcorpus MB\tcompile ms\tsnapshot MB\tindex build ms\tquery p50 ms\tquery p99 ms\tget p50 ms\tcontext p50 ms\tpeak RSS MB\tmanifest tokens\tbundle slice tokens\ttokens/row\t")
+			for _, r := range results {
+				fmt.Fprintf(tw, "%d\t%.1f\t%.0f\t%.1f\t%.0f\t%.3f\t%.3f\t%.4f\t%.2f\t%.0f\t%d\t%d\t%.1f\t\n",
+					r.Concepts, float64(r.CorpusBytes)/1e6, r.CompileMS, float64(r.SnapshotBytes)/1e6, r.IndexBuildMS,
+					r.QueryP50MS, r.QueryP99MS, r.GetP50MS, r.ContextP50MS, r.PeakRSSMB, r.ManifestTokens, r.BundleTokens, r.RowTokens)
+			}
+			return tw.Flush()
+		},
+	}
+	f := c.Flags()
+	f.IntSliceVar(&sizes, "sizes", []int{500, 5000, 20000}, "catalogue sizes to measure, in concepts")
+	f.IntVar(&rounds, "rounds", 50, "times each of the ten queries is timed")
+	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	f.IntVar(&one, "one", 0, "measure one size in this process (used by bench itself)")
+	_ = f.MarkHidden("one")
+	return c
+}

@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/compile/bird"
+	"github.com/okf-tools/okf/compile/catalog"
+	"github.com/okf-tools/okf/compile/livesqlbench"
+)
+
+func newCompileCmd(e *env) *cobra.Command {
+	var (
+		out, from, generatedAt, sourceBase, schema string
+		asJSON, strict                             bool
+	)
+	c := &cobra.Command{
+		Use:   "compile [<dir>...] --out <bundles>",
+		Short: "Compile database documentation into OKF bundles, with a gap report",
+		Long: `Compile turns what a team already has about a database into an OKF v0.2
+bundle an agent can navigate: a concept per table and per business rule,
+linked to each other, an index per folder and a log.
+
+Each <dir> is one database or a folder of them. A database is recognised by
+its files:
+
+  <db>/<db>_schema.txt (+ _column_meaning_base.json, _kb.jsonl)   LiveSQLBench
+  <db>/<db>.sqlite + <db>/database_description/*.csv              BIRD
+
+--from reads one database from its live catalog instead: tables, columns,
+keys, comments, enum labels and JSON key paths. A <dir> given with --from
+layers that folder's meanings and rules (LiveSQLBench files or BIRD CSVs) on
+top of the catalog.
+
+Each bundle goes to <bundles>/<db>, replacing the previous one only once
+every bundle of the run is complete. The gap report (columns without a
+meaning, rules linked to no table, ambiguous links, rules naming columns
+that do not exist) goes to stdout; progress goes to stderr.
+
+No time is written unless --generated-at or SOURCE_DATE_EPOCH gives one, so
+the same input gives the same bytes.
+
+Exit status: 0 compiled (even with gaps), 1 bad input or gaps under
+--strict, 2 bad usage.`,
+		Example: `  okf compile ../shared/data/livesqlbench/base-lite/disaster --out bundles
+  okf compile ../shared/data/livesqlbench/base-lite --out bundles --json
+  okf compile ../shared/data/bird/superhero --out bundles
+  okf compile --from postgres://localhost/solar --out bundles
+  okf compile --from sqlite:shop.db docs/shop --out bundles
+  SOURCE_DATE_EPOCH=1767225600 okf compile base-lite/solar --out bundles`,
+		RunE: func(c *cobra.Command, args []string) error {
+			if out == "" {
+				return usageError("compile needs --out <bundles folder>")
+			}
+			if from == "" && len(args) == 0 {
+				return usageError("compile needs a database folder, or --from")
+			}
+			if from != "" && len(args) > 1 {
+				return usageError("--from compiles one database; give at most one folder of documentation to layer on it")
+			}
+			opt := compile.Options{Generator: "okf/" + version(), SourceBase: sourceBase}
+			var err error
+			if opt.GeneratedAt, err = generationTime(generatedAt); err != nil {
+				return err
+			}
+			ctx := c.Context()
+			var dbs []*compile.Database
+			if from != "" {
+				dir := ""
+				if len(args) == 1 {
+					dir = args[0]
+				}
+				db, err := readCatalog(ctx, from, schema, dir)
+				if err != nil {
+					return err
+				}
+				dbs = append(dbs, db)
+			} else {
+				for _, dir := range args {
+					found, err := readDatabases(ctx, dir)
+					if err != nil {
+						return err
+					}
+					dbs = append(dbs, found...)
+				}
+			}
+			var bundles []*compile.Bundle
+			for _, db := range dbs {
+				b, err := compile.Build(db, opt)
+				if err != nil {
+					return fmt.Errorf("compiling %s: %w", db.Name, err)
+				}
+				fmt.Fprintf(e.stderr, "compiled %s: %d tables, %d rules, %d gaps\n", b.Name, b.Tables, b.Rules, b.Gaps.Count())
+				bundles = append(bundles, b)
+			}
+			if err := compile.Write(out, bundles...); err != nil {
+				return err
+			}
+			noun := "bundles"
+			if len(bundles) == 1 {
+				noun = "bundle"
+			}
+			fmt.Fprintf(e.stderr, "wrote %d %s to %s\n", len(bundles), noun, out)
+			gaps := 0
+			for _, b := range bundles {
+				gaps += b.Gaps.Count()
+			}
+			if err := writeGaps(e, out, bundles, asJSON); err != nil {
+				return err
+			}
+			if strict && gaps > 0 {
+				fmt.Fprintf(e.stderr, "okf: %d gaps, and --strict allows none\n", gaps)
+				return silentExit(exitFail)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&out, "out", "o", "", "folder that receives one bundle per database, as <out>/<db>")
+	f.StringVar(&from, "from", "", "read the database from its catalog: postgres://... or sqlite:<path>")
+	f.StringVar(&schema, "schema", "", "with --from postgres: the schema to read (default public)")
+	f.BoolVar(&asJSON, "json", false, "print the gap report as JSON")
+	f.BoolVar(&strict, "strict", false, "exit 1 when the sources leave any gap")
+	f.StringVar(&generatedAt, "generated-at", "", "write this time (RFC 3339, or a date) as generated.at and in the log; default $SOURCE_DATE_EPOCH, else none")
+	f.StringVar(&sourceBase, "source-base", "", "URL prefixed to the source file names cited in frontmatter")
+	return c
+}
+
+// generationTime reads --generated-at, else SOURCE_DATE_EPOCH; the zero
+// time means none.
+func generationTime(flag string) (time.Time, error) {
+	if flag != "" {
+		if t, err := time.Parse(time.RFC3339, flag); err == nil {
+			return t, nil
+		}
+		if t, err := time.Parse("2006-01-02", flag); err == nil {
+			return t, nil
+		}
+		return time.Time{}, usageError("--generated-at %q: want an RFC 3339 time (2026-11-29T12:00:00Z) or a date (2026-11-29)", flag)
+	}
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		secs, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return time.Time{}, usageError("SOURCE_DATE_EPOCH=%q: want whole seconds since 1970", s)
+		}
+		return time.Unix(secs, 0).UTC(), nil
+	}
+	return time.Time{}, nil
+}
+
+// readDatabases reads dir as one database, or else every database folder
+// directly inside it.
+func readDatabases(ctx context.Context, dir string) ([]*compile.Database, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("%s: not a folder", dir)
+	}
+	if db, ok, err := readDatabase(ctx, dir); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return []*compile.Database{db}, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	var dbs []*compile.Database
+	for _, en := range entries {
+		if !en.IsDir() || strings.HasPrefix(en.Name(), ".") {
+			continue
+		}
+		db, ok, err := readDatabase(ctx, filepath.Join(dir, en.Name()))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			dbs = append(dbs, db)
+		}
+	}
+	if len(dbs) == 0 {
+		return nil, fmt.Errorf("%s: no database found (want <db>/<db>_schema.txt, or <db>/<db>.sqlite with database_description/), in it or in its folders", dir)
+	}
+	return dbs, nil
+}
+
+// readDatabase reads dir if it is a database folder of a known kind.
+func readDatabase(ctx context.Context, dir string) (*compile.Database, bool, error) {
+	switch {
+	case livesqlbench.IsDatabase(dir):
+		db, err := livesqlbench.Read(dir)
+		return db, true, err
+	case bird.IsDatabase(dir):
+		db, err := bird.Read(ctx, dir)
+		return db, true, err
+	}
+	return nil, false, nil
+}
+
+// readCatalog reads a database from its live catalog, then layers the
+// documentation in dir, if any, on top.
+func readCatalog(ctx context.Context, from, schema, dir string) (*compile.Database, error) {
+	var db *compile.Database
+	var err error
+	switch {
+	case strings.HasPrefix(from, "postgres://") || strings.HasPrefix(from, "postgresql://"):
+		db, err = catalog.ReadPostgres(ctx, from, catalog.PostgresOptions{Schema: schema})
+	case strings.HasPrefix(from, "sqlite:"):
+		db, err = catalog.ReadSQLite(ctx, strings.TrimPrefix(from, "sqlite:"))
+	default:
+		return nil, usageError("--from %q: want postgres://... or sqlite:<path>", from)
+	}
+	if err != nil || dir == "" {
+		return db, err
+	}
+	if descriptions := filepath.Join(dir, bird.DescriptionDir); isDir(descriptions) {
+		return db, bird.ApplyDescriptions(db, descriptions)
+	}
+	found, err := livesqlbench.ApplyDocs(db, dir)
+	if err == nil && !found {
+		err = fmt.Errorf("%s: no documentation to layer on the catalog (want %s/ or <db>%s / <db>%s named after the folder)",
+			dir, bird.DescriptionDir, livesqlbench.MeaningsSuffix, livesqlbench.RulesSuffix)
+	}
+	return db, err
+}
+
+func isDir(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.IsDir()
+}
+
+// gapReport is the JSON form of a run's gaps.
+type gapReport struct {
+	Out     string       `json:"out"`
+	Bundles []bundleGaps `json:"bundles"`
+}
+
+type bundleGaps struct {
+	Name   string        `json:"name"`
+	Path   string        `json:"path"`
+	Tables int           `json:"tables"`
+	Rules  int           `json:"rules"`
+	Gaps   *compile.Gaps `json:"gaps"`
+}
+
+func writeGaps(e *env, out string, bundles []*compile.Bundle, asJSON bool) error {
+	if asJSON {
+		rep := gapReport{Out: out}
+		for _, b := range bundles {
+			rep.Bundles = append(rep.Bundles, bundleGaps{Name: b.Name, Path: filepath.Join(out, b.Name), Tables: b.Tables, Rules: b.Rules, Gaps: b.Gaps})
+		}
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = e.stdout.Write(append(data, '\n'))
+		return err
+	}
+	for _, b := range bundles {
+		if err := b.Gaps.WriteText(e.stdout); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,279 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/okf-tools/okf"
+	"github.com/okf-tools/okf/internal/pgtest"
+	"github.com/okf-tools/okf/internal/shareddata"
+)
+
+// shopDocs is the crafted LiveSQLBench-style database of the compile tests.
+var shopDocs = filepath.Join("..", "..", "compile", "livesqlbench", "testdata", "shop")
+
+func runOKF(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Main(args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// tree reads every file below dir, keyed by slash path.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestCompileWritesAValidBundleAndReportsGaps(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runOKF(t, "compile", shopDocs, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "compiled shop: 3 tables, 12 rules, 8 gaps") || !strings.Contains(stderr, "wrote 1 bundle to") {
+		t.Errorf("progress on stderr: %q", stderr)
+	}
+	if !strings.Contains(stdout, "rules linked to no table (3)") {
+		t.Errorf("gap report on stdout: %q", stdout)
+	}
+	b, err := okf.Load(filepath.Join(out, "shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := okf.Validate(b, okf.Options{}); !rep.Passed(0) {
+		t.Errorf("bundle fails strict validation: %v", rep.Findings)
+	}
+	if code, _, _ := runOKF(t, "compile", shopDocs, "--out", out, "--strict"); code != exitFail {
+		t.Errorf("--strict with gaps: exit %d, want %d", code, exitFail)
+	}
+}
+
+func TestCompileJSONReport(t *testing.T) {
+	code, stdout, stderr := runOKF(t, "compile", shopDocs, "--out", t.TempDir(), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep gapReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout)
+	}
+	if len(rep.Bundles) != 1 || rep.Bundles[0].Rules != 12 || len(rep.Bundles[0].Gaps.UnlinkedRules) != 3 {
+		t.Errorf("report: %+v", rep)
+	}
+}
+
+func TestCompileIsDeterministicAndDatesOnlyWhenAsked(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for _, out := range []string{a, b} {
+		if code, _, stderr := runOKF(t, "compile", shopDocs, "--out", out); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+	ta, tb := tree(t, a), tree(t, b)
+	if len(ta) == 0 || len(ta) != len(tb) {
+		t.Fatalf("%d files, then %d", len(ta), len(tb))
+	}
+	for p := range ta {
+		if ta[p] != tb[p] {
+			t.Errorf("%s differs between two runs", p)
+		}
+		if strings.Contains(ta[p], "at: ") {
+			t.Errorf("%s holds a time although none was given", p)
+		}
+	}
+
+	t.Setenv("SOURCE_DATE_EPOCH", "1767225600")
+	c := t.TempDir()
+	if code, _, stderr := runOKF(t, "compile", shopDocs, "--out", c); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	tc := tree(t, c)
+	if !strings.Contains(tc["shop/tables/orders.md"], `at: "2026-01-01T00:00:00Z"`) || !strings.Contains(tc["shop/log.md"], "## 2026-01-01") {
+		t.Errorf("SOURCE_DATE_EPOCH not written:\n%s\n%s", tc["shop/tables/orders.md"], tc["shop/log.md"])
+	}
+	if code, _, stderr := runOKF(t, "compile", shopDocs, "--out", c, "--generated-at", "2026-11-29"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if log := tree(t, c)["shop/log.md"]; !strings.Contains(log, "## 2026-11-29") {
+		t.Errorf("--generated-at does not win over SOURCE_DATE_EPOCH:\n%s", log)
+	}
+	if code, _, _ := runOKF(t, "compile", shopDocs, "--out", c, "--generated-at", "yesterday"); code != exitUsage {
+		t.Errorf("bad --generated-at: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// A failed run names the file and line, exits 1, and leaves the previous
+// bundle byte for byte as it was, with no temporary folder behind.
+func TestCompileBadInputLeavesThePreviousBundle(t *testing.T) {
+	docs := filepath.Join(t.TempDir(), "shop")
+	if err := os.CopyFS(docs, os.DirFS(shopDocs)); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if code, _, stderr := runOKF(t, "compile", docs, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	before := tree(t, out)
+	kb := filepath.Join(docs, "shop_kb.jsonl")
+	f, err := os.OpenFile(kb, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"id": 9, "knowledge": "Broken", "definition": ` + "\n")
+	f.Close()
+	code, stdout, stderr := runOKF(t, "compile", docs, "--out", out)
+	if code != exitFail {
+		t.Errorf("exit %d, want %d", code, exitFail)
+	}
+	if !strings.Contains(stderr, "shop_kb.jsonl:13:") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("want one line naming shop_kb.jsonl:10, got %q", stderr)
+	}
+	if stdout != "" {
+		t.Errorf("stdout: %q", stdout)
+	}
+	after := tree(t, out)
+	if len(after) != len(before) {
+		t.Errorf("%d files before, %d after", len(before), len(after))
+	}
+	for p := range before {
+		if before[p] != after[p] {
+			t.Errorf("%s changed", p)
+		}
+	}
+}
+
+func TestCompileFolderOfDatabasesAndUsage(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"shop", "store"} {
+		dir := filepath.Join(root, name)
+		if err := os.CopyFS(dir, os.DirFS(shopDocs)); err != nil {
+			t.Fatal(err)
+		}
+		if name != "shop" {
+			for _, suffix := range []string{"_schema.txt", "_column_meaning_base.json", "_kb.jsonl"} {
+				if err := os.Rename(filepath.Join(dir, "shop"+suffix), filepath.Join(dir, name+suffix)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	out := t.TempDir()
+	if code, _, stderr := runOKF(t, "compile", root, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{"shop", "store"} {
+		if _, err := os.Stat(filepath.Join(out, name, "index.md")); err != nil {
+			t.Errorf("bundle %s: %v", name, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"compile", root},
+		{"compile", "--out", out},
+		{"compile", "--from", "mysql://x", "--out", out},
+	} {
+		if code, _, _ := runOKF(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+	if code, _, stderr := runOKF(t, "compile", t.TempDir(), "--out", out); code != exitFail || !strings.Contains(stderr, "no database found") {
+		t.Errorf("empty folder: exit %d, %q", code, stderr)
+	}
+}
+
+// BenchmarkCompileSharedData compiles everything in ../shared/data (the
+// eight LiveSQLBench databases and BIRD superhero) end to end: reading,
+// linking, rendering and writing the bundles.
+func BenchmarkCompileSharedData(b *testing.B) {
+	root := shareddata.Dir(b)
+	args := []string{"compile", filepath.Join(root, "livesqlbench", "base-lite"), filepath.Join(root, "bird"), "--out", b.TempDir()}
+	for b.Loop() {
+		var out, errOut bytes.Buffer
+		if code := Main(args, strings.NewReader(""), &out, &errOut); code != 0 {
+			b.Fatalf("exit %d: %s", code, errOut.String())
+		}
+	}
+}
+
+// --from reads the catalog, and a folder given beside it layers its
+// descriptions on top: the same bundle as compiling the BIRD folder.
+func TestCompileFromSQLiteCatalogWithDescriptions(t *testing.T) {
+	dir := shareddata.Dir(t, "bird", "superhero")
+	a, b := t.TempDir(), t.TempDir()
+	if code, _, stderr := runOKF(t, "compile", dir, "--out", a); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runOKF(t, "compile", "--from", "sqlite:"+filepath.Join(dir, "superhero.sqlite"), dir, "--out", b); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	ta, tb := tree(t, a), tree(t, b)
+	if len(ta) != 13 || len(ta) != len(tb) {
+		t.Fatalf("%d files from the folder, %d from --from", len(ta), len(tb))
+	}
+	for p := range ta {
+		if ta[p] != tb[p] {
+			t.Errorf("%s differs", p)
+		}
+	}
+	if code, _, stderr := runOKF(t, "compile", "--from", "sqlite:"+filepath.Join(dir, "superhero.sqlite"), t.TempDir(), "--out", b); code != exitFail || !strings.Contains(stderr, "no documentation") {
+		t.Errorf("--from with an empty folder: exit %d, %q", code, stderr)
+	}
+}
+
+// okf load creates the documented schema in PostgreSQL; okf compile --from
+// reads it back and layers the same documentation on top.
+func TestLoadThenCompileFromPostgres(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	if code, _, stderr := runOKF(t, "load", shopDocs, "--into", dsn, "--enums-from-meanings"); code != 0 {
+		t.Fatalf("load: exit %d: %s", code, stderr)
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runOKF(t, "compile", "--from", dsn, shopDocs, "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("compile: exit %d: %s", code, stderr)
+	}
+	var rep gapReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Bundles) != 1 || rep.Bundles[0].Tables != 3 || rep.Bundles[0].Rules != 12 {
+		t.Fatalf("report: %+v", rep)
+	}
+	dir := rep.Bundles[0].Path
+	b, err := okf.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := okf.Validate(b, okf.Options{}); !r.Passed(0) {
+		t.Errorf("strict validation: %v", r.Findings)
+	}
+	customers := tree(t, dir)["tables/customers.md"]
+	for _, want := range []string{
+		"* `tier` (`tier_enum`): 'Bronze', 'Silver', 'Gold'",
+		"resource: postgres://postgres@",
+		"resource: shop/shop_column_meaning_base.json",
+		"| `custname` | text |  | TEXT holding the customer's display name (was 'DisplayName'). |",
+	} {
+		if !strings.Contains(customers, want) {
+			t.Errorf("tables/customers.md lacks %q:\n%s", want, customers)
+		}
+	}
+}

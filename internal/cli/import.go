@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/okf-tools/okf/store"
+)
+
+func newImportCmd(e *env) *cobra.Command {
+	var (
+		sf      storeFlags
+		bundle  string
+		message string
+	)
+	c := &cobra.Command{
+		Use:   "import <dir>",
+		Short: "Store a folder of bundles in the knowledge store, byte for byte",
+		Long: `Import stores the markdown of a folder of bundles in the knowledge store,
+keeping every byte, as one commit of the tenant.
+
+Each subfolder of <dir> is a bundle named after it; with --bundle, <dir> itself
+is one bundle. Files are read by the rules of a bundle: every .md file, hidden
+files and folders and symbolic links skipped. Each imported bundle is made
+equal to its folder: new files are added, changed ones modified, and documents
+whose file is gone are deleted. Bundles of the tenant that are not in <dir> are
+left alone.
+
+Documents are compared by content hash, so importing an unchanged folder makes
+no commit and costs no recompile. Nothing is written unless every file is
+readable and every name is valid.`,
+		Example: `  okf import ./bundles                      # each subfolder a bundle
+  okf import ./docs/sales --bundle sales    # the folder itself as one bundle
+  okf import ./bundles --tenant acme --store postgres://okf@db/okf`,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError("import takes one folder, got %d arguments", len(args))
+			}
+			if err := sf.check(); err != nil {
+				return err
+			}
+			dir := args[0]
+			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+				return usageError("%s: not a directory", dir)
+			}
+			if bundle != "" {
+				if err := store.ValidateBundle(bundle); err != nil {
+					return usageError("--bundle: %v", err)
+				}
+			}
+			bundles, err := readBundles(dir, bundle)
+			if err != nil {
+				return err
+			}
+			if message == "" {
+				message = "import " + filepath.Clean(dir)
+			}
+			ctx := context.Background()
+			st, err := sf.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			commit, err := st.Sync(ctx, sf.tenant, bundles, message)
+			if err != nil {
+				return fmt.Errorf("importing %s: %w", dir, err)
+			}
+			if err := printImport(e, sf.tenant, bundles, commit); err != nil {
+				return err
+			}
+			if commit.Changed {
+				// Compile the read model now, so readers do not pay for it.
+				snap, err := headSnapshot(ctx, st, sf.tenant)
+				if err != nil {
+					return fmt.Errorf("commit %d is stored, but compiling its read model failed: %w", commit.ID, err)
+				}
+				fmt.Fprintf(e.stderr, "snapshot %s: %d bundles, %d concepts\n", snap.Digest[:12], len(snap.Bundles), len(snap.Concepts))
+			}
+			return nil
+		},
+	}
+	sf.register(c.Flags())
+	c.Flags().StringVar(&bundle, "bundle", "", "import <dir> itself as the bundle of this name")
+	c.Flags().StringVarP(&message, "message", "m", "", `the commit message (default "import <dir>")`)
+	return c
+}
+
+// readBundles reads the bundles to import: dir itself as the bundle name,
+// or, when name is "", each subfolder of dir as a bundle named after it.
+func readBundles(dir, name string) (map[string]map[string][]byte, error) {
+	if name != "" {
+		docs, err := readBundle(dir)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]map[string][]byte{name: docs}, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	bundles := map[string]map[string][]byte{}
+	var loose []string
+	for _, ent := range entries {
+		switch {
+		case strings.HasPrefix(ent.Name(), "."):
+			continue
+		case ent.Type().IsRegular() && strings.HasSuffix(ent.Name(), ".md"):
+			loose = append(loose, ent.Name())
+			continue
+		case !ent.IsDir():
+			continue
+		}
+		sub := filepath.Join(dir, ent.Name())
+		if err := store.ValidateBundle(ent.Name()); err != nil {
+			return nil, fmt.Errorf("%s: %w; rename the folder, or import it alone with --bundle NAME", sub, err)
+		}
+		docs, err := readBundle(sub)
+		if err != nil {
+			return nil, err
+		}
+		bundles[ent.Name()] = docs
+	}
+	if len(loose) > 0 {
+		return nil, usageError("%s has markdown files at its top (%s), which belong to no bundle: import the folder as one bundle with --bundle NAME, or move them into a bundle folder", dir, strings.Join(loose, ", "))
+	}
+	if len(bundles) == 0 {
+		return nil, usageError("%s has no bundle folders: import a folder of bundle folders, or the bundle folder itself with --bundle NAME", dir)
+	}
+	return bundles, nil
+}
+
+// readBundle reads one bundle folder as path → exact bytes. It picks files
+// by okf.Load's rules (every regular .md file; hidden files and folders
+// below the root and symbolic links skipped) without parsing them, which
+// would cost far more than hashing on a re-import of an unchanged tree.
+func readBundle(dir string) (map[string][]byte, error) {
+	docs := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("reading bundle %s: %w", dir, err)
+		}
+		if p == dir {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".md") {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if err := store.ValidatePath(rel); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		content, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		docs[rel] = content
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return docs, nil
+}
+
+// printImport writes a table of what the import did to each bundle, then
+// the commit.
+func printImport(e *env, tenant string, bundles map[string]map[string][]byte, c store.Commit) error {
+	type counts struct{ added, modified, deleted int }
+	per := map[string]*counts{}
+	names := make([]string, 0, len(bundles))
+	for name := range bundles {
+		per[name] = &counts{}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, ch := range c.Changes {
+		n := per[ch.Bundle]
+		switch ch.Op {
+		case store.Added:
+			n.added++
+		case store.Modified:
+			n.modified++
+		case store.Deleted:
+			n.deleted++
+		}
+	}
+	width := len("bundle")
+	for _, name := range names {
+		width = max(width, len(name))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-*s  %5s  %8s  %7s  %9s\n", width, "bundle", "added", "modified", "deleted", "unchanged")
+	for _, name := range names {
+		n := per[name]
+		fmt.Fprintf(&b, "%-*s  %5d  %8d  %7d  %9d\n", width, name, n.added, n.modified, n.deleted, len(bundles[name])-n.added-n.modified)
+	}
+	if _, err := io.WriteString(e.stdout, b.String()); err != nil {
+		return err
+	}
+	var err error
+	switch {
+	case c.Changed:
+		_, err = fmt.Fprintf(e.stdout, "tenant %s: commit %d, %d documents changed\n", tenant, c.ID, len(c.Changes))
+	case c.ID == 0:
+		_, err = fmt.Fprintf(e.stdout, "tenant %s: nothing to import, no commit\n", tenant)
+	default:
+		_, err = fmt.Fprintf(e.stdout, "tenant %s: nothing changed, still at commit %d\n", tenant, c.ID)
+	}
+	return err
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/compile/load"
+)
+
+func newLoadCmd(e *env) *cobra.Command {
+	var (
+		into, print           string
+		fromMeanings, addKeys bool
+	)
+	c := &cobra.Command{
+		Use:   "load <dir> (--into <database> | --print postgres|sqlite)",
+		Short: "Create an empty database from a database's documentation",
+		Long: `Load creates the tables, keys and enum types a database's documentation
+describes, in an empty PostgreSQL database or a new SQLite file, so that the
+documentation (and the SQL written from it) can be tried against a real
+engine. <dir> is a database folder as okf compile reads it.
+
+A schema dump is not executable DDL, so load maps what it must and says so
+on stderr: USER-DEFINED becomes an enum type when its labels are known, a
+domain over text named after the enum type when the meaning names one, and
+text otherwise; ARRAY becomes text[]. A foreign key whose target column is
+missing or not a key is left out, unless --add-missing-keys adds the column
+or a unique constraint. Everything runs in one transaction.
+
+--print writes the DDL to stdout instead of running it.`,
+		Example: `  okf load ../shared/data/livesqlbench/base-lite/solar --into postgres://localhost/solar
+  okf load ../shared/data/livesqlbench/base-lite/museum --into sqlite:museum.db --add-missing-keys
+  okf load ../shared/data/livesqlbench/base-lite/credit --print postgres --enums-from-meanings`,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError("load takes one database folder, got %d arguments", len(args))
+			}
+			if (into == "") == (print == "") {
+				return usageError("load needs exactly one of --into and --print")
+			}
+			dbs, err := readDatabases(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if len(dbs) != 1 {
+				return usageError("%s holds %d databases; load takes one", args[0], len(dbs))
+			}
+			db := dbs[0]
+			opt := load.Options{EnumsFromMeanings: fromMeanings, AddMissingKeys: addKeys}
+			var plan *load.Plan
+			switch {
+			case print == "postgres":
+				plan, err = load.PostgresDDL(db, opt)
+			case print == "sqlite":
+				plan, err = load.SQLiteDDL(db, opt)
+			case print != "":
+				return usageError("--print %q: want postgres or sqlite", print)
+			case strings.HasPrefix(into, "postgres://") || strings.HasPrefix(into, "postgresql://"):
+				plan, err = load.Postgres(c.Context(), into, db, opt)
+			case strings.HasPrefix(into, "sqlite:"):
+				plan, err = load.SQLite(c.Context(), strings.TrimPrefix(into, "sqlite:"), db, opt)
+			default:
+				return usageError("--into %q: want postgres://... or sqlite:<path>", into)
+			}
+			if err != nil {
+				return err
+			}
+			for _, n := range plan.Notes {
+				fmt.Fprintf(e.stderr, "note: %s\n", n)
+			}
+			if print != "" {
+				for _, s := range plan.Statements {
+					if _, err := fmt.Fprintf(e.stdout, "%s;\n\n", s); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			fmt.Fprintf(e.stderr, "loaded %s: %s\n", db.Name, summary(db, plan))
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&into, "into", "", "database to create the tables in: postgres://... (an existing, empty database) or sqlite:<new file>")
+	f.StringVar(&print, "print", "", "print the DDL for postgres or sqlite instead of running it")
+	f.BoolVar(&fromMeanings, "enums-from-meanings", false, "create enum types from labels listed in column meanings")
+	f.BoolVar(&addKeys, "add-missing-keys", false, "add referenced columns and unique constraints so every foreign key can be created")
+	return c
+}
+
+func summary(db *compile.Database, plan *load.Plan) string {
+	return fmt.Sprintf("%d tables, %d statements, %d notes", len(db.Tables), len(plan.Statements), len(plan.Notes))
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/okf-tools/okf/readmodel"
+	"github.com/okf-tools/okf/store"
+	_ "github.com/okf-tools/okf/store/postgres" // the shared store backend
+	_ "github.com/okf-tools/okf/store/sqlite"   // the embedded store backend
+)
+
+// storeFlags select a knowledge store and a tenant in it.
+type storeFlags struct {
+	dsn    string
+	data   string
+	tenant string
+}
+
+func (s *storeFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&s.dsn, "store", "", "the store: a SQLite file or postgres://… (default: "+store.DefaultFile+" in the data directory)")
+	f.StringVar(&s.data, "data", "", "the data directory whose "+store.DefaultFile+" to use (default $OKF_DATA, else $XDG_DATA_HOME/okf, else ~/.local/share/okf)")
+	f.StringVar(&s.tenant, "tenant", "default", "the tenant whose knowledge to use")
+}
+
+// check refuses a bad tenant name and a store named twice, before a
+// command does any work.
+func (s *storeFlags) check() error {
+	if err := store.ValidateTenant(s.tenant); err != nil {
+		return usageError("--tenant: %v", err)
+	}
+	if s.data != "" && s.dsn != "" {
+		return usageError("--store and --data both name a store: give one")
+	}
+	return nil
+}
+
+// open opens the store named by --store, or the file in --data.
+func (s *storeFlags) open(ctx context.Context) (store.Store, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	dsn := s.dsn
+	if s.data != "" {
+		dsn = filepath.Join(s.data, store.DefaultFile)
+	}
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening the store: %w", err)
+	}
+	return st, nil
+}
+
+// snapshot returns the read model of the tenant's head commit.
+func (s *storeFlags) snapshot(e *env) (*readmodel.Snapshot, error) {
+	ctx := context.Background()
+	st, err := s.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return headSnapshot(ctx, st, s.tenant)
+}
+
+// headSnapshot returns the compiled read model of a tenant's head commit:
+// the stored one when it is current, else it compiles the documents and
+// stores the result, so the next reader does not compile again.
+func headSnapshot(ctx context.Context, st store.Store, tenant string) (*readmodel.Snapshot, error) {
+	head, err := st.Head(ctx, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s: %w", tenant, err)
+	}
+	if head.ID == 0 {
+		return nil, fmt.Errorf("tenant %s has no knowledge yet: run 'okf import <dir>' first, or pass --dir", tenant)
+	}
+	id, digest, blob, err := st.Snapshot(ctx, tenant)
+	if err == nil && id == head.ID {
+		if snap, derr := readmodel.Decode(blob); derr == nil && snap.Digest == digest {
+			return snap, nil
+		}
+	}
+	at, docs, err := st.Documents(ctx, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("reading tenant %s: %w", tenant, err)
+	}
+	in := make([]readmodel.Doc, len(docs))
+	for i, d := range docs {
+		in[i] = readmodel.Doc{Bundle: d.Bundle, Path: d.Path, Content: d.Content}
+	}
+	snap, _ := readmodel.Build(tenant, in)
+	if err := st.PutSnapshot(ctx, tenant, at, snap.Digest, snap.Encode()); err != nil {
+		return nil, fmt.Errorf("storing the snapshot of tenant %s: %w", tenant, err)
+	}
+	return snap, nil
+}

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxPathLen bounds a document path, in bytes.
+const MaxPathLen = 1024
+
+// ValidateTenant checks a tenant name: [a-z0-9][a-z0-9_-]{0,63}.
+func ValidateTenant(name string) error {
+	if err := checkName(name, "_-"); err != nil {
+		return Invalidf("tenant name %q: %v (want [a-z0-9][a-z0-9_-]{0,63})", name, err)
+	}
+	return nil
+}
+
+// ValidateBundle checks a bundle name: [a-z0-9][a-z0-9_.-]{0,63}.
+func ValidateBundle(name string) error {
+	if err := checkName(name, "_.-"); err != nil {
+		return Invalidf("bundle name %q: %v (want [a-z0-9][a-z0-9_.-]{0,63})", name, err)
+	}
+	return nil
+}
+
+func checkName(name, punct string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("empty name")
+	case len(name) > 64:
+		return fmt.Errorf("%d characters, at most 64", len(name))
+	}
+	for i, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || i > 0 && strings.ContainsRune(punct, r)
+		if !ok {
+			if i == 0 {
+				return fmt.Errorf("must start with a lowercase letter or digit, not %q", r)
+			}
+			return fmt.Errorf("character %q at offset %d is not allowed", r, i)
+		}
+	}
+	return nil
+}
+
+// ValidatePath checks a document path: relative, slash-separated, valid
+// UTF-8 without control characters, no empty segment and no segment that
+// starts with a dot (so no "." or "..", and no hidden files, which a bundle
+// folder would not carry back on import), ending in ".md".
+func ValidatePath(p string) error {
+	if err := checkPath(p); err != nil {
+		return Invalidf("document path %q: %v", p, err)
+	}
+	return nil
+}
+
+func checkPath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("empty path")
+	case len(p) > MaxPathLen:
+		return fmt.Errorf("%d bytes, at most %d", len(p), MaxPathLen)
+	case !utf8.ValidString(p):
+		return fmt.Errorf("not valid UTF-8")
+	case strings.HasPrefix(p, "/"):
+		return fmt.Errorf("must be relative to the bundle, without a leading /")
+	case strings.Contains(p, `\`):
+		return fmt.Errorf(`must use / as separator, not \`)
+	case !strings.HasSuffix(p, ".md"):
+		return fmt.Errorf("only markdown documents (.md) are stored")
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("control character %q", r)
+		}
+	}
+	for _, seg := range strings.Split(p, "/") {
+		switch {
+		case seg == "":
+			return fmt.Errorf("empty path segment")
+		case strings.HasPrefix(seg, "."):
+			return fmt.Errorf("segment %q starts with a dot", seg)
+		}
+	}
+	return nil
+}
