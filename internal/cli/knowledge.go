@@ -48,7 +48,7 @@ func (k *knowledgeSource) snapshot(e *env) (*readmodel.Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, st := readmodel.Build("local", docs)
+		s, st := readmodel.Build(k.store.tenant, docs)
 		for _, d := range st.Diagnostics {
 			fmt.Fprintf(e.stderr, "warn: %s\n", d)
 		}
