@@ -11,17 +11,19 @@ import (
 )
 
 // magic starts every encoded snapshot; the digit is the format version.
-const magic = "OKFSNAP1\n"
+const magic = "OKFSNAP2\n"
 
 type header struct {
-	Tenant   string        `json:"tenant"`
-	Bundles  []BundleRange `json:"bundles"`
-	Concepts []Concept     `json:"concepts"`
+	Tenant  string        `json:"tenant"`
+	Bundles []BundleRange `json:"bundles"`
 }
 
-// Encode returns the snapshot's bytes: the magic line, then three
-// length-prefixed parts (a JSON header of bundles and concepts, the
-// manifest, the concept text). Equal snapshots encode to equal bytes.
+// Encode returns the snapshot's bytes: the magic line, a length-prefixed
+// JSON header (tenant and bundles), the number of concepts and each
+// concept's JSON, length-prefixed, then the manifest and the concept text,
+// each length-prefixed. Concepts are encoded one at a time so that hashing
+// a large snapshot never holds its whole encoding. Equal snapshots encode
+// to equal bytes.
 func (s *Snapshot) Encode() []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(magic) + 24 + 256*len(s.Concepts) + len(s.Manifest) + s.textSize)
@@ -32,19 +34,28 @@ func (s *Snapshot) Encode() []byte {
 // encodeTo writes the encoding to w, which must not fail (a buffer or a
 // hash).
 func (s *Snapshot) encodeTo(w io.Writer) {
-	h, err := json.Marshal(header{Tenant: s.Tenant, Bundles: s.Bundles, Concepts: s.Concepts})
-	if err != nil {
-		panic("readmodel: encoding a snapshot header: " + err.Error()) // plain structs cannot fail
-	}
 	io.WriteString(w, magic)
-	for _, part := range [][]byte{h, s.Manifest} {
-		writeLen(w, len(part))
-		w.Write(part)
+	writeJSON(w, header{Tenant: s.Tenant, Bundles: s.Bundles})
+	writeLen(w, len(s.Concepts))
+	for i := range s.Concepts {
+		writeJSON(w, &s.Concepts[i])
 	}
+	writeLen(w, len(s.Manifest))
+	w.Write(s.Manifest)
 	writeLen(w, s.textSize)
 	for i := range s.Concepts {
 		w.Write(s.Concepts[i].text)
 	}
+}
+
+// writeJSON writes a value's JSON, length-prefixed.
+func writeJSON(w io.Writer, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("readmodel: encoding a snapshot: " + err.Error()) // plain structs cannot fail
+	}
+	writeLen(w, len(b))
+	w.Write(b)
 }
 
 func writeLen(w io.Writer, n int) {
@@ -61,42 +72,78 @@ func (s *Snapshot) computeDigest() string {
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
-// Decode reads a snapshot written by Encode and checks it against its
-// digest.
+// Decode reads a snapshot written by Encode. Its digest is computed from
+// the bytes given.
 func Decode(b []byte) (*Snapshot, error) {
 	if !bytes.HasPrefix(b, []byte(magic)) {
-		return nil, errors.New("readmodel: not a snapshot (bad magic)")
+		return nil, errors.New("readmodel: not a snapshot of this version (bad magic)")
 	}
-	rest := b[len(magic):]
-	var parts [3][]byte
-	for i := range parts {
-		if len(rest) < 8 {
-			return nil, errors.New("readmodel: truncated snapshot")
-		}
-		n := binary.BigEndian.Uint64(rest[:8])
-		rest = rest[8:]
-		if n > uint64(len(rest)) {
-			return nil, errors.New("readmodel: truncated snapshot")
-		}
-		parts[i], rest = rest[:n], rest[n:]
+	r := &reader{rest: b[len(magic):]}
+	var h header
+	if err := json.Unmarshal(r.part(), &h); err != nil || r.err != nil {
+		return nil, fmt.Errorf("readmodel: snapshot header: %w", errors.Join(r.err, err))
 	}
-	if len(rest) != 0 {
+	n := r.length()
+	if r.err != nil || n > uint64(len(r.rest)) {
+		return nil, errors.New("readmodel: truncated snapshot")
+	}
+	s := &Snapshot{Tenant: h.Tenant, Bundles: h.Bundles, Concepts: make([]Concept, n)}
+	for i := range s.Concepts {
+		if err := json.Unmarshal(r.part(), &s.Concepts[i]); err != nil || r.err != nil {
+			return nil, fmt.Errorf("readmodel: snapshot concept %d: %w", i, errors.Join(r.err, err))
+		}
+	}
+	s.Manifest = r.part()
+	text := r.part()
+	if r.err != nil {
+		return nil, r.err
+	}
+	if len(r.rest) != 0 {
 		return nil, errors.New("readmodel: trailing bytes after snapshot")
 	}
-	var h header
-	if err := json.Unmarshal(parts[0], &h); err != nil {
-		return nil, fmt.Errorf("readmodel: snapshot header: %w", err)
-	}
-	s := &Snapshot{Tenant: h.Tenant, Bundles: h.Bundles, Concepts: h.Concepts, Manifest: parts[1], textSize: len(parts[2])}
+	s.textSize = len(text)
 	for i := range s.Concepts {
 		c := &s.Concepts[i]
 		if c.Row[0] < 0 || c.Row[1] > len(s.Manifest) || c.Row[0] > c.Row[1] ||
-			c.Body[0] < 0 || c.Body[1] > len(parts[2]) || c.Body[0] > c.Body[1] {
+			c.Body[0] < 0 || c.Body[1] > len(text) || c.Body[0] > c.Body[1] {
 			return nil, fmt.Errorf("readmodel: concept %s/%s has ranges outside the snapshot", c.Bundle, c.ID)
 		}
-		c.text = parts[2][c.Body[0]:c.Body[1]]
+		c.text = text[c.Body[0]:c.Body[1]]
 	}
 	s.index()
 	s.Digest = digest(b)
 	return s, nil
+}
+
+// reader takes length-prefixed parts off a snapshot's bytes.
+type reader struct {
+	rest []byte
+	err  error
+}
+
+func (r *reader) length() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.rest) < 8 {
+		r.err = errors.New("readmodel: truncated snapshot")
+		return 0
+	}
+	n := binary.BigEndian.Uint64(r.rest[:8])
+	r.rest = r.rest[8:]
+	return n
+}
+
+func (r *reader) part() []byte {
+	n := r.length()
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.rest)) {
+		r.err = errors.New("readmodel: truncated snapshot")
+		return nil
+	}
+	p := r.rest[:n]
+	r.rest = r.rest[n:]
+	return p
 }
