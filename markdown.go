@@ -232,13 +232,23 @@ func plainText(n ast.Node, src []byte) string {
 	return strings.TrimSpace(b.String())
 }
 
-// Slug turns a heading into a section name: lowercase, with every run of
-// characters other than letters and digits replaced by "_", and no "_" at
-// either end. A heading with no letters or digits gets "section".
+// Slug turns a heading into a section name (see Snake). A heading with no
+// letters or digits gets "section".
 func Slug(title string) string {
+	if s := Snake(title); s != "" {
+		return s
+	}
+	return "section"
+}
+
+// Snake lowercases text and joins its runs of letters and digits with "_":
+// "Common query patterns" and "BigQuery Table" become
+// "common_query_patterns" and "bigquery_table". Combining accents stay with
+// their letter. Text with no letters or digits gives "".
+func Snake(text string) string {
 	var b strings.Builder
 	pending := false
-	for _, r := range strings.ToLower(title) {
+	for _, r := range strings.ToLower(text) {
 		if unicode.Is(unicode.Mn, r) {
 			continue // a combining accent belongs to the letter before it
 		}
@@ -251,9 +261,6 @@ func Slug(title string) string {
 		} else {
 			pending = true
 		}
-	}
-	if b.Len() == 0 {
-		return "section"
 	}
 	return b.String()
 }

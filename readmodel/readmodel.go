@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/okf-tools/okf"
@@ -266,7 +265,7 @@ func compileConcept(bundleName string, b *okf.Bundle, d *okf.Document) (Concept,
 	case d.Frontmatter.Err != nil:
 		diags = append(diags, "frontmatter ignored: "+d.Frontmatter.Err.Error())
 	}
-	c.Kind = kindCell(d.Type())
+	c.Kind = cell(okf.Snake(d.Type()))
 	if d.Frontmatter.Node != nil && c.Kind == "-" {
 		diags = append(diags, "no type")
 	}
@@ -323,26 +322,6 @@ func cell(s string) string {
 // into one space.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// kindCell slugs a type: "BigQuery Table" → "bigquery_table".
-func kindCell(t string) string {
-	var b strings.Builder
-	pending := false
-	for _, r := range strings.ToLower(t) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if pending && b.Len() > 0 {
-				b.WriteByte('_')
-			}
-			pending = false
-			b.WriteRune(r)
-		} else {
-			pending = true
-		}
-	}
-	if b.Len() == 0 {
-		return "-"
-	}
-	return b.String()
-}
 
 // cut shortens s to at most width characters, ending with "…" when cut.
 func cut(s string, width int) string {

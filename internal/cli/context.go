@@ -32,14 +32,9 @@ more with okf get.`,
 			if opt.Budget < 100 {
 				return usageError("--budget %d is too small to hold anything useful (at least 100)", opt.Budget)
 			}
-			s, err := src.snapshot(e)
+			s, _, err := src.open(e, opt.Bundle)
 			if err != nil {
 				return err
-			}
-			if opt.Bundle != "" {
-				if _, ok := s.Bundle(opt.Bundle); !ok {
-					return usageError("no bundle %q", opt.Bundle)
-				}
 			}
 			opt.Count = tokens.Count
 			pack := search.Build(s).Context(args[0], opt)

@@ -41,6 +41,29 @@ func (k *knowledgeSource) now() (time.Time, error) {
 	return t, nil
 }
 
+// open returns the knowledge and the instant to read it at, refusing a
+// bundle filter that names no bundle of it.
+func (k *knowledgeSource) open(e *env, bundle string) (*readmodel.Snapshot, time.Time, error) {
+	now, err := k.now()
+	if err != nil {
+		return nil, now, err
+	}
+	s, err := k.snapshot(e)
+	if err != nil {
+		return nil, now, err
+	}
+	if bundle != "" {
+		if _, ok := s.Bundle(bundle); !ok {
+			names := make([]string, len(s.Bundles))
+			for i, b := range s.Bundles {
+				names[i] = b.Name
+			}
+			return nil, now, usageError("no bundle %q (bundles: %s)", bundle, strings.Join(names, " "))
+		}
+	}
+	return s, now, nil
+}
+
 // snapshot compiles or loads the knowledge.
 func (k *knowledgeSource) snapshot(e *env) (*readmodel.Snapshot, error) {
 	if k.dir != "" {

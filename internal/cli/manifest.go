@@ -23,17 +23,13 @@ stale_after has passed. Its size and token count go to stderr.`,
   okf manifest --tenant acme                 # from the store`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			now, err := src.now()
-			if err != nil {
-				return err
-			}
-			s, err := src.snapshot(e)
+			s, now, err := src.open(e, bundle)
 			if err != nil {
 				return err
 			}
 			m, err := s.ManifestAt(bundle, now)
 			if err != nil {
-				return usageError("%v", err)
+				return err
 			}
 			if _, err := e.stdout.Write(m); err != nil {
 				return err

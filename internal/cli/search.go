@@ -29,18 +29,9 @@ row came from the link expansion. Bodies are never printed.`,
   okf search --dir ./bundles -k 3 --bundle solar "panel degradation"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			now, err := src.now()
+			s, now, err := src.open(e, opt.Bundle)
 			if err != nil {
 				return err
-			}
-			s, err := src.snapshot(e)
-			if err != nil {
-				return err
-			}
-			if opt.Bundle != "" {
-				if _, ok := s.Bundle(opt.Bundle); !ok {
-					return usageError("no bundle %q", opt.Bundle)
-				}
 			}
 			hits := search.Build(s).Search(args[0], opt)
 			if asJSON {
