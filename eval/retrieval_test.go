@@ -17,12 +17,8 @@ import (
 func compileLiveSQLBench(t *testing.T) (bundles, raw string) {
 	t.Helper()
 	raw = shareddata.Dir(t, "livesqlbench", "base-lite")
-	dirs, err := filepath.Glob(filepath.Join(raw, "*"))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no databases under %s: %v", raw, err)
-	}
 	var out []*compile.Bundle
-	for _, dir := range dirs {
+	for _, dir := range shareddata.LiveSQLBenchDatabases(t) {
 		db, err := livesqlbench.Read(dir)
 		if err != nil {
 			t.Fatal(err)

@@ -17,24 +17,6 @@ import (
 var testOptions = compile.Options{Generator: "okf/test"}
 
 // databases returns every LiveSQLBench database folder of the shared data.
-func databases(t *testing.T) []string {
-	t.Helper()
-	root := shareddata.Dir(t, "livesqlbench", "base-lite")
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dirs []string
-	for _, e := range entries {
-		if e.IsDir() {
-			dirs = append(dirs, filepath.Join(root, e.Name()))
-		}
-	}
-	if len(dirs) == 0 {
-		t.Fatalf("no databases in %s", root)
-	}
-	return dirs
-}
 
 func compileDir(t *testing.T, dir string, opt compile.Options) *compile.Bundle {
 	t.Helper()
@@ -70,7 +52,7 @@ func validateStrictly(t *testing.T, b *compile.Bundle) {
 }
 
 func TestEveryDatabaseCompilesToAStrictlyValidBundle(t *testing.T) {
-	for _, dir := range databases(t) {
+	for _, dir := range shareddata.LiveSQLBenchDatabases(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			validateStrictly(t, compileDir(t, dir, testOptions))
 			at := testOptions
@@ -81,7 +63,7 @@ func TestEveryDatabaseCompilesToAStrictlyValidBundle(t *testing.T) {
 }
 
 func TestSameInputSameBytes(t *testing.T) {
-	dir := databases(t)[0]
+	dir := shareddata.LiveSQLBenchDatabases(t)[0]
 	a, b := compileDir(t, dir, testOptions), compileDir(t, dir, testOptions)
 	if len(a.Files) != len(b.Files) {
 		t.Fatalf("%d files, then %d", len(a.Files), len(b.Files))
@@ -114,7 +96,7 @@ var unlinked = map[string]struct{ ours, seed int }{
 
 func TestUnlinkedRulesAgainstTheSeed(t *testing.T) {
 	seedRoot := shareddata.Dir(t, "livesqlbench", "okf-sql-knowledge-bundles")
-	for _, dir := range databases(t) {
+	for _, dir := range shareddata.LiveSQLBenchDatabases(t) {
 		name := filepath.Base(dir)
 		b := compileDir(t, dir, testOptions)
 		seed := loadBundle(t, filepath.Join(seedRoot, name))

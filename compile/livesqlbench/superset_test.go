@@ -117,7 +117,7 @@ func splitRow(line string) []string {
 // depends-on link of the seed compiler's bundles is also in ours.
 func TestOursHoldEverythingTheSeedHolds(t *testing.T) {
 	seedRoot := shareddata.Dir(t, "livesqlbench", "okf-sql-knowledge-bundles")
-	for _, dir := range databases(t) {
+	for _, dir := range shareddata.LiveSQLBenchDatabases(t) {
 		name := filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {
 			seed := bundleFacts(t, loadBundle(t, filepath.Join(seedRoot, name)))

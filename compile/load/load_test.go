@@ -21,28 +21,10 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// baseLite returns every LiveSQLBench database folder of the shared data.
-func baseLite(t *testing.T) []string {
-	root := shareddata.Dir(t, "livesqlbench", "base-lite")
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dirs []string
-	for _, e := range entries {
-		if e.IsDir() {
-			dirs = append(dirs, filepath.Join(root, e.Name()))
-		}
-	}
-	if len(dirs) == 0 {
-		t.Fatalf("no databases in %s", root)
-	}
-	return dirs
-}
 
 func TestEveryBaseLiteSchemaLoadsIntoPostgres(t *testing.T) {
 	cluster := pgtest.Shared(t)
-	for _, dir := range baseLite(t) {
+	for _, dir := range shareddata.LiveSQLBenchDatabases(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			db, err := livesqlbench.Read(dir)
 			if err != nil {
@@ -176,7 +158,7 @@ func runInRollback(ctx context.Context, dsn string, stmts []string) error {
 }
 
 func TestLoadIntoSQLite(t *testing.T) {
-	for _, dir := range baseLite(t) {
+	for _, dir := range shareddata.LiveSQLBenchDatabases(t) {
 		db, err := livesqlbench.Read(dir)
 		if err != nil {
 			t.Fatal(err)

@@ -61,3 +61,25 @@ func Dir(t testing.TB, elem ...string) string {
 	t.Skip(msg)
 	return ""
 }
+
+// LiveSQLBenchDatabases returns the folder of every reconstructed
+// LiveSQLBench database (livesqlbench/base-lite/<db>), sorted, skipping or
+// failing the test as Dir does when the data is absent.
+func LiveSQLBenchDatabases(t testing.TB) []string {
+	t.Helper()
+	root := Dir(t, "livesqlbench", "base-lite")
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join(root, e.Name()))
+		}
+	}
+	if len(dirs) == 0 {
+		t.Fatalf("no databases in %s", root)
+	}
+	return dirs
+}
