@@ -25,6 +25,9 @@ type Question struct {
 	// Rules are the ids of the business rules the question needs
 	// (LiveSQLBench's external_knowledge).
 	Rules []int `json:"external_knowledge"`
+	// Category is "Query" for a question answered by reading, or
+	// "Management" for one whose gold SQL changes the database.
+	Category string `json:"category"`
 }
 
 // LoadQuestions reads question sets (JSON lines). A question whose id was

@@ -1,0 +1,173 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/okf-tools/okf/store"
+)
+
+// Serve is the serve section of okf.yaml: how okf serve listens, who may
+// call it, and which tenant owns each database. Tokens are secrets, so the
+// file names each by an environment variable (${VAR}), never by value.
+type Serve struct {
+	// Addr is the host:port to listen on; okf serve refuses an address
+	// beyond loopback unless TLS is configured.
+	Addr    string `yaml:"addr"`
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
+	// Tokens grant one tenant each, read-only or read and write.
+	Tokens []ServeToken `yaml:"tokens"`
+	// Tenants name the databases each tenant may query. A database no
+	// tenant names belongs to the tenant "default".
+	Tenants []ServeTenant `yaml:"tenants"`
+	// RateLimit is the requests a second each token may make, Burst how
+	// many it may make at once; 0 takes the server's default.
+	RateLimit float64 `yaml:"rate_limit"`
+	Burst     int     `yaml:"burst"`
+	// MaxRequestBytes bounds the body of any request; 0 takes the
+	// server's default.
+	MaxRequestBytes int64 `yaml:"max_request_bytes"`
+}
+
+// ServeToken is one bearer token of the serve section.
+type ServeToken struct {
+	Name   string `yaml:"name"`
+	Token  string `yaml:"token"` // "${VAR}", expanded by Secret
+	Tenant string `yaml:"tenant"`
+	Write  bool   `yaml:"write"`
+	Line   int    `yaml:"-"`
+}
+
+// ServeTenant lists the databases of one tenant.
+type ServeTenant struct {
+	Name      string   `yaml:"name"`
+	Databases []string `yaml:"databases"`
+	Line      int      `yaml:"-"`
+}
+
+// DefaultTenant owns every database that no tenant of the serve section
+// names.
+const DefaultTenant = "default"
+
+// UnmarshalYAML reads and checks the serve section, so a mistake is
+// reported with its line when the file is loaded.
+func (s *Serve) UnmarshalYAML(n *yaml.Node) error {
+	type plain Serve
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*s = Serve(p)
+	if list := mappingValue(n, "tokens"); list != nil && list.Kind == yaml.SequenceNode {
+		for i, item := range list.Content {
+			if i < len(s.Tokens) {
+				s.Tokens[i].Line = item.Line
+			}
+		}
+	}
+	if list := mappingValue(n, "tenants"); list != nil && list.Kind == yaml.SequenceNode {
+		for i, item := range list.Content {
+			if i < len(s.Tenants) {
+				s.Tenants[i].Line = item.Line
+			}
+		}
+	}
+	return s.check(n.Line)
+}
+
+func (s *Serve) check(line int) error {
+	switch {
+	case s.RateLimit < 0:
+		return fmt.Errorf("%d: serve.rate_limit must not be negative", line)
+	case s.Burst < 0:
+		return fmt.Errorf("%d: serve.burst must not be negative", line)
+	case s.MaxRequestBytes < 0:
+		return fmt.Errorf("%d: serve.max_request_bytes must not be negative", line)
+	case (s.TLSCert == "") != (s.TLSKey == ""):
+		return fmt.Errorf("%d: serve: give both tls_cert and tls_key, or neither", line)
+	}
+	var names []string
+	for i, t := range s.Tokens {
+		at := fmt.Sprintf("%d: serve.tokens[%d]", t.Line, i)
+		switch {
+		case t.Name == "":
+			return fmt.Errorf("%s: name is missing", at)
+		case slices.Contains(names, t.Name):
+			return fmt.Errorf("%s: name %q is used twice", at, t.Name)
+		case t.Token == "":
+			return fmt.Errorf("%s (%s): token is missing", at, t.Name)
+		case !envRef.MatchString(t.Token):
+			return fmt.Errorf("%s (%s): token must name an environment variable, like ${OKF_TOKEN_%s}: okf.yaml is committed, tokens are secrets",
+				at, t.Name, strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(t.Name)))
+		}
+		if err := store.ValidateTenant(t.Tenant); err != nil {
+			return fmt.Errorf("%s (%s): %w", at, t.Name, err)
+		}
+		names = append(names, t.Name)
+	}
+	var tenants, dbs []string
+	for i, t := range s.Tenants {
+		at := fmt.Sprintf("%d: serve.tenants[%d]", t.Line, i)
+		if err := store.ValidateTenant(t.Name); err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
+		if slices.Contains(tenants, t.Name) {
+			return fmt.Errorf("%s: tenant %q is listed twice", at, t.Name)
+		}
+		tenants = append(tenants, t.Name)
+		for _, d := range t.Databases {
+			if slices.Contains(dbs, d) {
+				return fmt.Errorf("%s (%s): database %q already belongs to another tenant", at, t.Name, d)
+			}
+			dbs = append(dbs, d)
+		}
+	}
+	return nil
+}
+
+// Secret returns the token's value, its ${VAR} references expanded.
+func (t ServeToken) Secret(lookup func(string) (string, bool)) (string, error) {
+	v, err := Expand(t.Token, lookup)
+	if err != nil {
+		return "", fmt.Errorf("serve token %s: %w", t.Name, err)
+	}
+	if v == "" {
+		return "", fmt.Errorf("serve token %s: %s is empty", t.Name, t.Token)
+	}
+	return v, nil
+}
+
+// TenantOf returns the tenant that owns a database: the one whose entry
+// names it, else DefaultTenant.
+func (s Serve) TenantOf(database string) string {
+	for _, t := range s.Tenants {
+		if slices.Contains(t.Databases, database) {
+			return t.Name
+		}
+	}
+	return DefaultTenant
+}
+
+// TenantDatabases returns the databases a tenant may query: those its
+// serve.tenants entry names, or for DefaultTenant those no entry names. A
+// name that the file defines no database for is an error.
+func (c *Config) TenantDatabases(tenant string) ([]Database, error) {
+	for i, t := range c.Serve.Tenants {
+		for _, d := range t.Databases {
+			if !slices.ContainsFunc(c.Databases, func(x Database) bool { return x.Name == d }) {
+				return nil, fmt.Errorf("%s:%d: serve.tenants[%d] (%s): no database is called %q", c.Path, t.Line, i, t.Name, d)
+			}
+		}
+	}
+	var out []Database
+	for _, d := range c.Databases {
+		if c.Serve.TenantOf(d.Name) == tenant {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}

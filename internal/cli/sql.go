@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/spf13/cobra"
+
+	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/sqlguard"
+)
+
+func newSQLCmd(e *env) *cobra.Command {
+	var (
+		configPath string
+		asJSON     bool
+		shown      int
+		auditPath  string
+	)
+	c := &cobra.Command{
+		Use:   "sql <database> <query>",
+		Short: "Run one query through the SQL guard, exactly as an agent would",
+		Long: `Sql runs one query on a database through every layer of the SQL guard and
+prints what an agent would read: the column names, up to --rows rows with
+numbers to six significant digits and long cells cut, and "N of M rows".
+
+<database> is a name from okf.yaml or a DSN: postgres://user@host/db or
+sqlite:path/to/file.sqlite. The query must be one SELECT, VALUES or WITH;
+anything else is refused with the layer that refused it, the position and a
+hint. See docs/security.md for the layers.
+
+Exit status: 0 the query ran, 1 it was refused or failed, 2 bad usage or
+configuration.`,
+		Example: `  okf sql superhero "SELECT superhero_name FROM superhero LIMIT 3"
+  okf sql sqlite:superhero.sqlite "SELECT count(*) FROM hero_power"
+  okf sql --json solar "SELECT * FROM plant"
+  okf sql --audit audit.jsonl solar "SELECT 1"`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageError("sql takes a database and a query, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			db, audit, closeAll, err := openGuarded(ctx, configPath, args[0], auditPath)
+			if err != nil {
+				return err
+			}
+			defer closeAll()
+			res, err := db.Query(ctx, "okf sql", args[1])
+			if auditErr := audit.Err(); auditErr != nil {
+				return auditErr
+			}
+			if ge, ok := sqlguard.AsError(err); ok {
+				fmt.Fprintln(e.stderr, ge.Text(args[1]))
+				return silentExit(exitFail)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				out, err := json.MarshalIndent(res, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(e.stdout, "%s\n", out)
+				return err
+			}
+			if shown <= 0 {
+				shown = db.Options().ShownRows
+			}
+			_, err = fmt.Fprintln(e.stdout, res.Text(shown))
+			return err
+		},
+	}
+	c.Flags().StringVar(&configPath, "config", config.DefaultFile, "configuration file naming the databases")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the typed rows as JSON")
+	c.Flags().IntVar(&shown, "rows", 0, "rows to print (default: the database's shown_rows, 20)")
+	c.Flags().StringVar(&auditPath, "audit", "", "append a JSON line per statement to this file (default: audit_log in okf.yaml)")
+	return c
+}
+
+// openGuarded opens the database ref through the guard, with the audit log
+// appended to auditPath, else to the configuration's audit_log, if either
+// is set.
+func openGuarded(ctx context.Context, configPath, ref, auditPath string) (*sqlguard.DB, *sqlguard.AuditLog, func(), error) {
+	cfg, err := config.LoadOptional(configPath)
+	if err != nil {
+		return nil, nil, nil, &exitError{code: exitUsage, err: err}
+	}
+	d, err := cfg.Database(ref)
+	if err != nil {
+		return nil, nil, nil, &exitError{code: exitUsage, err: err}
+	}
+	var (
+		audit *sqlguard.AuditLog
+		file  *os.File
+	)
+	if auditPath == "" {
+		auditPath = cfg.AuditPath()
+	}
+	if auditPath != "" {
+		file, err = os.OpenFile(auditPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("opening the audit log: %w", err)
+		}
+		audit = sqlguard.NewAuditLog(file)
+	}
+	db, err := sqlguard.Open(ctx, d.Name, d.DSN, d.Guard.Options(), audit)
+	if err != nil {
+		if file != nil {
+			file.Close()
+		}
+		return nil, nil, nil, err
+	}
+	return db, audit, func() {
+		db.Close()
+		if file != nil {
+			file.Close()
+		}
+	}, nil
+}

@@ -1,0 +1,264 @@
+package sqlguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Layer names one of the independent defences a query passes through.
+type Layer string
+
+// The layers. Engine errors that are not a defence (a misspelt column, a
+// division by zero) are reported with LayerDatabase.
+const (
+	LayerValidator    Layer = "validator"
+	LayerReadOnlyTx   Layer = "read-only transaction"
+	LayerPrivileges   Layer = "role privileges"
+	LayerOneStatement Layer = "one statement per call"
+	LayerRollback     Layer = "rollback"
+	LayerSessionReset Layer = "session reset"
+	LayerTimeout      Layer = "statement timeout"
+	LayerDeadline     Layer = "deadline"
+	LayerRowCap       Layer = "row cap"
+	LayerReadOnlyFile Layer = "read-only file"
+	LayerQueryOnly    Layer = "query_only"
+	LayerLimits       Layer = "limits"
+	LayerReadOnlyStmt Layer = "read-only statement"
+	LayerAuthorizer   Layer = "authorizer"
+	LayerInterrupt    Layer = "interrupt"
+	LayerDatabase     Layer = "database"
+)
+
+// Error is a query that was refused by a layer or failed in the database.
+// Its text is written for a model to repair the query.
+type Error struct {
+	Layer    Layer  // the layer that stopped the query
+	Refused  bool   // a defence refused it (as opposed to an ordinary SQL error)
+	Code     string // validator rule, SQLSTATE or SQLite error code
+	Message  string
+	Detail   string
+	Hint     string
+	Position int // 1-based character position in the SQL, 0 when unknown
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Refused {
+		fmt.Fprintf(&b, "refused by the %s: ", e.Layer)
+	}
+	b.WriteString(e.Message)
+	if e.Position > 0 {
+		fmt.Fprintf(&b, " (at character %d)", e.Position)
+	}
+	return b.String()
+}
+
+// Text renders the error for a model: the message, the line of SQL with a
+// caret under the position, the detail and the hint.
+func (e *Error) Text(sql string) string {
+	var b strings.Builder
+	b.WriteString("Error: ")
+	b.WriteString(e.Error())
+	if line, col, ok := caretLine(sql, e.Position); ok {
+		fmt.Fprintf(&b, "\n  %s\n  %s^", line, strings.Repeat(" ", col))
+	}
+	if e.Detail != "" {
+		b.WriteString("\nDetail: " + e.Detail)
+	}
+	if e.Hint != "" {
+		b.WriteString("\nHint: " + e.Hint)
+	}
+	return b.String()
+}
+
+// caretLine finds the line holding the 1-based character position pos and
+// the column of pos within it, cutting very long lines around it.
+func caretLine(sql string, pos int) (string, int, bool) {
+	if pos <= 0 || !utf8.ValidString(sql) {
+		return "", 0, false
+	}
+	runes := []rune(sql)
+	if pos > len(runes)+1 {
+		return "", 0, false
+	}
+	i := pos - 1
+	start, end := i, i
+	for start > 0 && runes[start-1] != '\n' {
+		start--
+	}
+	for end < len(runes) && runes[end] != '\n' {
+		end++
+	}
+	const window = 60
+	prefix, suffix := "", ""
+	if i-start > window {
+		start, prefix = i-window, "…"
+	}
+	if end-i > window {
+		end, suffix = i+window, "…"
+	}
+	line := strings.ReplaceAll(string(runes[start:end]), "\t", " ")
+	return prefix + line + suffix, utf8.RuneCountInString(prefix) + i - start, true
+}
+
+// Limits bound one query's execution.
+type Limits struct {
+	Timeout    time.Duration // statement timeout and deadline
+	MaxRows    int           // rows kept in the result
+	CountLimit int           // rows counted towards the total before the query is stopped
+}
+
+// poolWait bounds the wait for a free connection: long enough to queue
+// behind queries that run to their timeout.
+func poolWait(timeout time.Duration) time.Duration { return timeout + 5*time.Second }
+
+// Engine runs SQL that has passed the validator on one database, with the
+// engine's own layers, and always leaves the database as it found it.
+type Engine interface {
+	// Run executes one query. Errors are *Error.
+	Run(ctx context.Context, sql string, lim Limits) (*Result, error)
+	// Close releases every connection.
+	Close() error
+}
+
+// Options configure a guarded database.
+type Options struct {
+	Tables        []string      // table allowlist ("table" or "schema.table"); empty allows every table of Schemas
+	DeniedColumns []string      // "table.column" or "column" never to be read
+	Schemas       []string      // schemas the query may name; default public (PostgreSQL) or main (SQLite)
+	Timeout       time.Duration // default 10s
+	MaxRows       int           // rows kept; default 1000
+	ShownRows     int           // rows in the text for a model; default 20
+	CountLimit    int           // rows counted for the total; default 10000
+	MaxSQLBytes   int           // longest SQL accepted; default 64 KiB
+	MaxConns      int           // connections per database; default 4
+}
+
+// Memory bounds: the largest row or value read back, the most bytes of
+// rows a result keeps (later rows are still counted), and the heap of one
+// SQLite connection.
+const (
+	MaxValueBytes      = 16 << 20
+	MaxResultBytes     = 64 << 20
+	MaxSQLiteHeapBytes = 256 << 20
+)
+
+// Defaults used when Options leave a field zero.
+const (
+	DefaultTimeout     = 10 * time.Second
+	DefaultMaxRows     = 1000
+	DefaultShownRows   = 20
+	DefaultCountLimit  = 10000
+	DefaultMaxSQLBytes = 64 << 10
+	DefaultMaxConns    = 4
+)
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxRows <= 0 {
+		o.MaxRows = DefaultMaxRows
+	}
+	if o.ShownRows <= 0 {
+		o.ShownRows = DefaultShownRows
+	}
+	if o.CountLimit <= 0 {
+		o.CountLimit = DefaultCountLimit
+	}
+	o.CountLimit = max(o.CountLimit, o.MaxRows)
+	if o.MaxSQLBytes <= 0 {
+		o.MaxSQLBytes = DefaultMaxSQLBytes
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	return o
+}
+
+// DB is one guarded database: the validator, an engine and the audit log.
+// It is safe for concurrent use.
+type DB struct {
+	name      string
+	engine    Engine
+	validator *Validator
+	opts      Options
+	audit     *AuditLog
+}
+
+// Open connects to the database named name at dsn: "sqlite:path" (or a path
+// ending in .sqlite, .sqlite3 or .db) for SQLite, else a PostgreSQL URL or
+// keyword/value string. audit may be nil.
+func Open(ctx context.Context, name, dsn string, opts Options, audit *AuditLog) (*DB, error) {
+	opts = opts.withDefaults()
+	var (
+		engine  Engine
+		dialect Dialect
+		err     error
+	)
+	if path, ok := SQLitePath(dsn); ok {
+		dialect = DialectSQLite
+		engine, err = OpenSQLite(path, opts)
+	} else {
+		dialect = DialectPostgres
+		engine, err = OpenPostgres(ctx, dsn, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", name, err)
+	}
+	v, err := NewValidator(dialect, opts)
+	if err != nil {
+		engine.Close()
+		return nil, fmt.Errorf("database %s: %w", name, err)
+	}
+	return &DB{name: name, engine: engine, validator: v, opts: opts, audit: audit}, nil
+}
+
+// SQLitePath reports whether dsn names a SQLite file, and its path.
+func SQLitePath(dsn string) (string, bool) {
+	if p, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+		return strings.TrimPrefix(p, "//"), true
+	}
+	if strings.Contains(dsn, "://") || strings.Contains(dsn, "=") {
+		return "", false
+	}
+	for _, ext := range []string{".sqlite", ".sqlite3", ".db"} {
+		if strings.HasSuffix(strings.ToLower(dsn), ext) {
+			return dsn, true
+		}
+	}
+	return "", false
+}
+
+// Options returns the options in force, defaults filled in.
+func (d *DB) Options() Options { return d.opts }
+
+// Query validates sql and runs it. caller names who asked, for the audit
+// log. Refusals and SQL errors are returned as *Error.
+func (d *DB) Query(ctx context.Context, caller, sql string) (*Result, error) {
+	start := time.Now()
+	res, err := d.query(ctx, sql)
+	d.audit.record(auditEntry(start, caller, d.name, sql, res, err))
+	return res, err
+}
+
+func (d *DB) query(ctx context.Context, sql string) (*Result, error) {
+	if err := d.validator.Validate(sql); err != nil {
+		return nil, err
+	}
+	return d.engine.Run(ctx, sql, Limits{Timeout: d.opts.Timeout, MaxRows: d.opts.MaxRows, CountLimit: d.opts.CountLimit})
+}
+
+// Close closes the engine's connections.
+func (d *DB) Close() error { return d.engine.Close() }
+
+// AsError returns err as an *Error if it is one.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}

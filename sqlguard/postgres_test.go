@@ -1,0 +1,165 @@
+package sqlguard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestPreparePostgres(t *testing.T) {
+	admin, agent := pgFixture(t)
+	ctx := context.Background()
+	// A second run brings the same grants and changes nothing else.
+	setup, err := PreparePostgres(ctx, admin, agent, fixtureOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(setup.Tables, ","); got != "public.hero,public.notes" {
+		t.Errorf("tables = %s", got)
+	}
+	if got := strings.Join(setup.Hidden, ","); got != "public.hero.secret_identity" {
+		t.Errorf("hidden = %s", got)
+	}
+	probes, err := ProbePostgres(ctx, agent, setup.Tables[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"read a table (public.hero)":           "1500",
+		"write a table (DELETE … WHERE false)": "permission denied for table hero",
+		"create a table":                       "permission denied for schema public",
+		"create a temporary table":             "permission denied to create temporary tables",
+		"drop a table":                         "must be owner of table hero",
+		"read a server file":                   "permission denied for function pg_read_file",
+	}
+	for _, p := range probes {
+		if p.Allowed != p.Want {
+			t.Errorf("%s: allowed=%v (%s), want allowed=%v", p.What, p.Allowed, p.Result, p.Want)
+		}
+		if w, ok := want[p.What]; !ok || !strings.Contains(p.Result, w) {
+			t.Errorf("%s: %q, want it to contain %q", p.What, p.Result, w)
+		}
+	}
+	// Hiding a column later takes back the whole-table grant.
+	if _, err := PreparePostgres(ctx, admin, agent, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := agentReads(ctx, agent, "SELECT secret_identity FROM hero LIMIT 1"); err != nil {
+		t.Fatalf("with nothing hidden: %v", err)
+	}
+	if _, err := PreparePostgres(ctx, admin, agent, fixtureOptions); err != nil {
+		t.Fatal(err)
+	}
+	if err := agentReads(ctx, agent, "SELECT secret_identity FROM hero LIMIT 1"); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("after hiding it: %v", err)
+	}
+	if err := agentReads(ctx, agent, "SELECT name FROM hero LIMIT 1"); err != nil {
+		t.Errorf("a visible column: %v", err)
+	}
+	if _, err := PreparePostgres(ctx, admin, admin, fixtureOptions); err == nil || !strings.Contains(err.Error(), "admin role") {
+		t.Errorf("preparing the admin role itself: %v", err)
+	}
+}
+
+func TestPostgresQuery(t *testing.T) {
+	admin, agent := pgFixture(t)
+	ctx := context.Background()
+	var audit bytes.Buffer
+	opts := fixtureOptions
+	opts.MaxRows, opts.CountLimit, opts.Timeout = 5, 100, 300*time.Millisecond
+	db, err := Open(ctx, "fixture", agent, opts, NewAuditLog(&audit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	res, err := db.Query(ctx, "test", "SELECT id, name, power, power > 10 AS strong FROM hero WHERE id <= 3 ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantText := "id | name | power | strong\n1 | Hero 1 | 1.125 | false\n2 | Hero 2 | 2.25 | false\n3 | Hero 3 | 3.375 | false\n(3 rows)"
+	if got := res.Text(20); got != wantText {
+		t.Errorf("text:\n%s\nwant:\n%s", got, wantText)
+	}
+	if res.Rows[0][0] != int64(1) || res.Rows[0][2] != "1.125" || res.Rows[0][3] != false || res.Columns[2].Type != "numeric" {
+		t.Errorf("typed row = %#v, columns %v", res.Rows[0], res.Columns)
+	}
+
+	// Row cap: five rows kept, counting stops at 100, and the connection
+	// still works afterwards.
+	res, err = db.Query(ctx, "test", "SELECT a.id, b.id FROM hero a, hero b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 5 || res.Total != 100 || res.TotalKnown {
+		t.Errorf("capped result: %d rows, total %d known %v", len(res.Rows), res.Total, res.TotalKnown)
+	}
+	if !strings.HasSuffix(res.Text(3), "(3 of more than 100 rows)") {
+		t.Errorf("capped text ends %q", res.Text(3))
+	}
+	res, err = db.Query(ctx, "test", "SELECT count(*) FROM hero")
+	if err != nil || res.Rows[0][0] != int64(1500) {
+		t.Fatalf("after the cap: %v %v", res, err)
+	}
+
+	// Errors carry the layer, the position and the database's hint.
+	_, err = db.Query(ctx, "test", "SELECT nam FROM hero")
+	ge, ok := AsError(err)
+	if !ok || ge.Layer != LayerDatabase || ge.Position != 8 || ge.Code != "42703" {
+		t.Fatalf("misspelt column: %#v", err)
+	}
+	if text := ge.Text("SELECT nam FROM hero"); !strings.Contains(text, "\n  SELECT nam FROM hero\n         ^") {
+		t.Errorf("error text:\n%s", text)
+	}
+	_, err = db.Query(ctx, "test", "SELECT pg_sleep(1)")
+	if ge, ok := AsError(err); !ok || ge.Layer != LayerTimeout {
+		t.Errorf("slow query: %v", err)
+	}
+	_, err = db.Query(ctx, "test", "SELECT repeat('x', 20000000)")
+	if ge, ok := AsError(err); !ok || ge.Layer != LayerLimits || ge.Code != "row_too_big" {
+		t.Errorf("huge row: %v", err)
+	}
+	_, err = db.Query(ctx, "test", "SELECT secret_identity FROM hero")
+	if ge, ok := AsError(err); !ok || ge.Layer != LayerValidator || ge.Code != "denied_column" {
+		t.Errorf("denied column: %v", err)
+	}
+
+	// A cancelled context ends the query and leaks nothing.
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = db.Query(cctx, "test", "SELECT pg_sleep(1)")
+	cancel()
+	if ge, ok := AsError(err); !ok || ge.Layer != LayerDeadline {
+		t.Errorf("cancelled query: %v", err)
+	}
+	if _, inTx := activeGuardConns(t, admin); inTx != 0 {
+		t.Errorf("%d guard sessions still in a transaction", inTx)
+	}
+
+	lines := strings.Split(strings.TrimSpace(audit.String()), "\n")
+	if len(lines) != 8 {
+		t.Fatalf("audit has %d lines:\n%s", len(lines), audit.String())
+	}
+	var last AuditEntry
+	if err := json.Unmarshal([]byte(lines[4]), &last); err != nil {
+		t.Fatal(err)
+	}
+	if last.Caller != "test" || last.Database != "fixture" || last.Layer != LayerTimeout || !last.Refused || last.SQL != "SELECT pg_sleep(1)" {
+		t.Errorf("audit entry = %+v", last)
+	}
+}
+
+// agentReads runs sql as the agent's role, outside the guard.
+func agentReads(ctx context.Context, agent, sql string) error {
+	conn, err := pgx.Connect(ctx, agent)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var v any
+	return conn.QueryRow(ctx, sql).Scan(&v)
+}

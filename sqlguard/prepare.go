@@ -1,0 +1,270 @@
+package sqlguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Setup is what PreparePostgres did.
+type Setup struct {
+	Role     string
+	Database string
+	Steps    []string // one line per change, in order
+	Tables   []string // tables the role may read, "schema.table"
+	Hidden   []string // columns withheld by column-level grants, "schema.table.column"
+}
+
+// PreparePostgres creates or updates the login role named in agentDSN on
+// the database that adminDSN connects to: CONNECT, USAGE on opts.Schemas
+// and SELECT on the allowed tables only (column by column where opts
+// hides columns); CREATE on public and TEMPORARY are revoked from PUBLIC.
+// Running it again brings the grants in line with opts.
+func PreparePostgres(ctx context.Context, adminDSN, agentDSN string, opts Options) (*Setup, error) {
+	agentCfg, err := pgconn.ParseConfig(agentDSN)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the agent DSN: %w", redactDSN(err, agentDSN))
+	}
+	if agentCfg.User == "" {
+		return nil, errors.New("the agent DSN names no user: put the agent's role in it (postgres://okf_agent:…@host/db)")
+	}
+	conn, err := pgx.Connect(ctx, adminDSN)
+	if err != nil {
+		return nil, fmt.Errorf("connecting with the admin DSN: %w", redactDSN(err, adminDSN))
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	s := &Setup{Role: agentCfg.User, Database: conn.Config().Database}
+	if agentCfg.Database != "" && agentCfg.Database != s.Database {
+		return nil, fmt.Errorf("the admin DSN connects to database %q but the agent DSN to %q", s.Database, agentCfg.Database)
+	}
+	if s.Role == conn.Config().User {
+		return nil, fmt.Errorf("the agent DSN uses the admin role %q; give the agent a role of its own", s.Role)
+	}
+	schemas := opts.Schemas
+	if len(schemas) == 0 {
+		schemas = []string{"public"}
+	}
+	v, err := NewValidator(DialectPostgres, opts)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("starting the setup transaction: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	exec := func(step, sql string, args ...any) error {
+		if _, err := tx.Exec(ctx, sql, args...); err != nil {
+			return fmt.Errorf("%s: %w", step, err)
+		}
+		s.Steps = append(s.Steps, step)
+		return nil
+	}
+	role := pgx.Identifier{s.Role}.Sanitize()
+	var exists bool
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", s.Role).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("looking up role %s: %w", s.Role, err)
+	}
+	verb := "CREATE"
+	if exists {
+		verb = "ALTER"
+	}
+	attrs := " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT"
+	if err := exec(strings.ToLower(verb)+" role "+s.Role+" (login, no other attributes)", verb+" ROLE "+role+attrs); err != nil {
+		return nil, err
+	}
+	if agentCfg.Password != "" {
+		// format(%L) quotes the password on the server; it never enters
+		// our SQL text.
+		var stmt string
+		if err := tx.QueryRow(ctx, "SELECT format('ALTER ROLE %I PASSWORD %L', $1::text, $2::text)", s.Role, agentCfg.Password).Scan(&stmt); err != nil {
+			return nil, fmt.Errorf("quoting the password: %w", err)
+		}
+		if err := exec("set the role's password from the agent DSN", stmt); err != nil {
+			return nil, err
+		}
+	}
+	db := pgx.Identifier{s.Database}.Sanitize()
+	for _, st := range []struct{ step, sql string }{
+		{"revoke CREATE on schema public from PUBLIC", "REVOKE CREATE ON SCHEMA public FROM PUBLIC"},
+		{"revoke TEMPORARY on the database from PUBLIC", "REVOKE TEMPORARY ON DATABASE " + db + " FROM PUBLIC"},
+		{"revoke every database privilege from " + s.Role, "REVOKE ALL ON DATABASE " + db + " FROM " + role},
+		{"grant CONNECT to " + s.Role, "GRANT CONNECT ON DATABASE " + db + " TO " + role},
+		{"set default_transaction_read_only for " + s.Role + " (a backstop: a session can undo it)",
+			"ALTER ROLE " + role + " IN DATABASE " + db + " SET default_transaction_read_only = on"},
+	} {
+		if err := exec(st.step, st.sql); err != nil {
+			return nil, err
+		}
+	}
+	for _, schema := range schemas {
+		sch := pgx.Identifier{schema}.Sanitize()
+		if err := exec("grant USAGE on schema "+schema, "GRANT USAGE ON SCHEMA "+sch+" TO "+role); err != nil {
+			return nil, err
+		}
+		if err := exec("revoke earlier table grants in "+schema, "REVOKE ALL ON ALL TABLES IN SCHEMA "+sch+" FROM "+role); err != nil {
+			return nil, err
+		}
+		if err := s.grantTables(ctx, tx, v, schema, role, exec); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkRoleMemberships(ctx, tx, s.Role); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("committing the setup: %w", err)
+	}
+	return s, nil
+}
+
+func (s *Setup) grantTables(ctx context.Context, tx pgx.Tx, v *Validator, schema, role string, exec func(string, string, ...any) error) error {
+	rows, err := tx.Query(ctx, `SELECT c.relname, a.attname FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE n.nspname = $1 AND c.relkind IN ('r', 'v', 'm', 'p', 'f')
+		ORDER BY c.relname, a.attnum`, schema)
+	if err != nil {
+		return fmt.Errorf("listing the tables of %s: %w", schema, err)
+	}
+	columns := map[string][]string{}
+	var tables []string
+	for rows.Next() {
+		var table, col string
+		if err := rows.Scan(&table, &col); err != nil {
+			return err
+		}
+		if len(columns[table]) == 0 {
+			tables = append(tables, table)
+		}
+		columns[table] = append(columns[table], col)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("listing the tables of %s: %w", schema, err)
+	}
+	for _, table := range tables {
+		lower := strings.ToLower(table)
+		if len(v.tables) > 0 && !v.tables[lower] && !v.tables[strings.ToLower(schema)+"."+lower] {
+			continue
+		}
+		var shown []string
+		for _, col := range columns[table] {
+			if v.hidden(lower, strings.ToLower(col)) {
+				s.Hidden = append(s.Hidden, schema+"."+table+"."+col)
+				continue
+			}
+			shown = append(shown, pgx.Identifier{col}.Sanitize())
+		}
+		name := pgx.Identifier{schema, table}.Sanitize()
+		s.Tables = append(s.Tables, schema+"."+table)
+		switch {
+		case len(shown) == len(columns[table]):
+			if err := exec("grant SELECT on "+schema+"."+table, "GRANT SELECT ON "+name+" TO "+role); err != nil {
+				return err
+			}
+		case len(shown) > 0:
+			if err := exec(fmt.Sprintf("grant SELECT on %d of %d columns of %s.%s", len(shown), len(columns[table]), schema, table),
+				"GRANT SELECT ("+strings.Join(shown, ", ")+") ON "+name+" TO "+role); err != nil {
+				return err
+			}
+		default:
+			s.Tables = s.Tables[:len(s.Tables)-1]
+		}
+	}
+	return nil
+}
+
+// hidden reports whether the denylist hides column col of table.
+func (v *Validator) hidden(table, col string) bool {
+	tables, ok := v.deniedColumns[col]
+	return ok && (slices.Contains(tables, "") || slices.Contains(tables, table))
+}
+
+// checkRoleMemberships refuses a role that inherits the power to read or
+// write server files, run programs or read everything.
+func checkRoleMemberships(ctx context.Context, tx pgx.Tx, role string) error {
+	var risky []string
+	err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(b.rolname ORDER BY b.rolname), '{}') FROM pg_roles r
+		JOIN pg_auth_members m ON m.member = r.oid JOIN pg_roles b ON b.oid = m.roleid
+		WHERE r.rolname = $1`, role).Scan(&risky)
+	if err != nil {
+		return fmt.Errorf("checking the memberships of %s: %w", role, err)
+	}
+	if len(risky) > 0 {
+		return fmt.Errorf("role %s is a member of %s; revoke those memberships, the agent's role must hold nothing but its grants",
+			role, strings.Join(risky, ", "))
+	}
+	return nil
+}
+
+// Probe is one thing tried as the agent's role.
+type Probe struct {
+	What    string
+	Allowed bool
+	Result  string // a value or the database's refusal
+	Want    bool   // whether it should be allowed
+}
+
+// ProbePostgres tries, as the agent's role and each inside a transaction
+// that is rolled back, a read of table, a write, DDL, a temporary table and
+// a server-file read. It runs them outside the guard's other layers, so
+// the answers show what the role itself may do.
+func ProbePostgres(ctx context.Context, agentDSN, table string) ([]Probe, error) {
+	conn, err := pgx.Connect(ctx, agentDSN)
+	if err != nil {
+		return nil, fmt.Errorf("connecting as the agent: %w", redactDSN(err, agentDSN))
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	name := quoteQualified(table)
+	tries := []struct {
+		what, sql string
+		want      bool
+	}{
+		{"read a table (" + table + ")", "SELECT count(*) FROM " + name, true},
+		{"write a table (DELETE … WHERE false)", "DELETE FROM " + name + " WHERE false", false},
+		{"create a table", "CREATE TABLE okf_probe (x int)", false},
+		{"create a temporary table", "CREATE TEMPORARY TABLE okf_probe (x int)", false},
+		{"drop a table", "DROP TABLE " + name, false},
+		{"read a server file", "SELECT length(pg_read_file('PG_VERSION'))", false},
+	}
+	var out []Probe
+	for _, t := range tries {
+		p := Probe{What: t.what, Want: t.want}
+		// BEGIN READ WRITE overrides the role's read-only default, so the
+		// probe shows the grants alone.
+		tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadWrite})
+		if err != nil {
+			return nil, fmt.Errorf("probing: %w", err)
+		}
+		var v any
+		err = tx.QueryRow(ctx, t.sql).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = nil
+		}
+		if rbErr := tx.Rollback(ctx); rbErr != nil {
+			return nil, fmt.Errorf("rolling back the probe: %w", rbErr)
+		}
+		if err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) {
+				p.Result = pe.Message
+			} else {
+				p.Result = err.Error()
+			}
+		} else {
+			p.Allowed = true
+			p.Result = fmt.Sprint(v)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func quoteQualified(table string) string {
+	return pgx.Identifier(strings.Split(table, ".")).Sanitize()
+}

@@ -1,0 +1,114 @@
+package sqlguard
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestSQLiteQuery(t *testing.T) {
+	path := sqliteFixture(t)
+	before := sqliteState(t, path)
+	ctx := context.Background()
+	opts := fixtureOptions
+	opts.MaxRows, opts.CountLimit, opts.Timeout, opts.MaxConns = 5, 100, 200*time.Millisecond, 2
+	eng, err := OpenSQLite(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := NewValidator(DialectSQLite, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := &DB{name: "fixture", engine: eng, validator: v, opts: opts.withDefaults()}
+	lim := Limits{Timeout: opts.Timeout, MaxRows: opts.MaxRows, CountLimit: opts.CountLimit}
+
+	res, err := db.Query(ctx, "test", "SELECT id, name, power FROM hero WHERE id IN (1, 2) ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Text(20), "id | name | power\n1 | Hero 1 | 1.125\n2 | Hero 2 | 2.25\n(2 rows)"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if res.Rows[0][0] != int64(1) || res.Rows[0][2] != 1.125 || res.Columns[2].Type != "numeric(8,3)" {
+		t.Errorf("typed row %#v, columns %v", res.Rows[0], res.Columns)
+	}
+	res, err = db.Query(ctx, "test", `SELECT j.value FROM json_each('[3, 4]') j`)
+	if err != nil || res.Total != 2 {
+		t.Errorf("json_each: %v, %v", res, err)
+	}
+	res, err = db.Query(ctx, "test", "SELECT a.id FROM hero a, hero b")
+	if err != nil || len(res.Rows) != 5 || res.Total != 100 || res.TotalKnown {
+		t.Errorf("row cap: %v, %v", res, err)
+	}
+
+	// The engine's own layers, reached without the validator.
+	for _, tt := range []struct {
+		sql   string
+		layer Layer
+		msg   string
+	}{
+		{"SELECT secret_identity FROM hero", LayerAuthorizer, "column hero.secret_identity is hidden"},
+		{"SELECT * FROM sqlite_schema", LayerAuthorizer, "table main.sqlite_master is not readable"},
+		{"DELETE FROM hero", LayerAuthorizer, "DELETE hero is not allowed"},
+		{"SELECT 1; DELETE FROM hero", LayerOneStatement, "more than one statement"},
+		{"SELECT count(*) FROM hero a, hero b, hero c", LayerInterrupt, "ran longer than 200ms"},
+		{"SELECT nam FROM hero", LayerDatabase, "no such column: nam"},
+		{"SELECT length(randomblob(300000000))", LayerLimits, "string or blob too big"},
+		// Each value fits, the sort does not: SQLite runs out of its heap,
+		// and the broken connection is dropped.
+		{"SELECT randomblob(10000000) AS b FROM hero ORDER BY b", LayerLimits, "more memory than SQLite may use"},
+		{"SELECT count(*) FROM hero", "", ""},
+	} {
+		if tt.layer == "" {
+			if res, err := eng.Run(ctx, tt.sql, lim); err != nil || res.Rows[0][0] != int64(fixtureHeroes) {
+				t.Errorf("%s after the refusals: %v %v", tt.sql, res, err)
+			}
+			continue
+		}
+		_, err := eng.Run(ctx, tt.sql, lim)
+		ge, ok := AsError(err)
+		if !ok || ge.Layer != tt.layer || !strings.Contains(ge.Message, tt.msg) {
+			t.Errorf("%s: got %v, want the %s: %s", tt.sql, err, tt.layer, tt.msg)
+		}
+	}
+	_, err = eng.Run(ctx, "SELECT nam FROM hero", lim)
+	if ge, _ := AsError(err); ge == nil || ge.Position != 8 {
+		t.Errorf("position of a SQLite error: %v", err)
+	}
+
+	// Many callers, timeouts and cancellations: no more connections than
+	// the pool allows, none left after Close, the file untouched.
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, time.Duration(i%4)*30*time.Millisecond+time.Millisecond)
+			defer cancel()
+			eng.Run(cctx, "SELECT count(*) FROM hero a, hero b", lim)
+		})
+	}
+	wg.Wait()
+	if n := eng.OpenConns(); n > opts.MaxConns {
+		t.Errorf("%d connections open, pool max %d", n, opts.MaxConns)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := eng.OpenConns(); n != 0 {
+		t.Errorf("%d connections open after Close", n)
+	}
+	if after := sqliteState(t, path); after != before {
+		t.Errorf("the file changed:\n%s\n%s", before, after)
+	}
+}
+
+func TestOpenSQLiteErrors(t *testing.T) {
+	if _, err := OpenSQLite(t.TempDir()+"/absent.sqlite", Options{}); err == nil || !strings.Contains(err.Error(), "absent.sqlite") {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := OpenSQLite(sqliteFixture(t), Options{Tables: []string{"heroes"}}); err == nil || !strings.Contains(err.Error(), `allowed table "heroes" does not exist`) {
+		t.Errorf("unknown allowed table: %v", err)
+	}
+}
