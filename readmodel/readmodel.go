@@ -322,7 +322,6 @@ func cell(s string) string {
 // into one space.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-
 // cut shortens s to at most width characters, ending with "…" when cut.
 func cut(s string, width int) string {
 	if utf8.RuneCountInString(s) <= width {

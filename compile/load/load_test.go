@@ -21,7 +21,6 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-
 func TestEveryBaseLiteSchemaLoadsIntoPostgres(t *testing.T) {
 	cluster := pgtest.Shared(t)
 	for _, dir := range shareddata.LiveSQLBenchDatabases(t) {
