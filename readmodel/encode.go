@@ -25,10 +25,21 @@ type header struct {
 // a large snapshot never holds its whole encoding. Equal snapshots encode
 // to equal bytes.
 func (s *Snapshot) Encode() []byte {
-	var buf bytes.Buffer
-	buf.Grow(len(magic) + 24 + 256*len(s.Concepts) + len(s.Manifest) + s.textSize)
-	s.encodeTo(&buf)
+	// Count the bytes first so the result is allocated once, at its size:
+	// a large snapshot is tens of megabytes.
+	var n countingWriter
+	s.encodeTo(&n)
+	buf := bytes.NewBuffer(make([]byte, 0, int(n)))
+	s.encodeTo(buf)
 	return buf.Bytes()
+}
+
+// countingWriter counts the bytes written to it.
+type countingWriter int64
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
 }
 
 // encodeTo writes the encoding to w, which must not fail (a buffer or a

@@ -1,6 +1,10 @@
 package tokens
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestCount(t *testing.T) {
 	cases := map[string]int{
@@ -12,5 +16,21 @@ func TestCount(t *testing.T) {
 		if got := Count(s); got != want {
 			t.Errorf("Count(%q) = %d, want %d", s, got, want)
 		}
+	}
+}
+
+func TestCountInPiecesIsExact(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 5*chunk; i++ {
+		fmt.Fprintf(&b, "row %d\tsales orders\t  indented  \n\n\tNümbers 3.14 ünïcode αβγ 你好\n", i)
+	}
+	s := b.String()
+	Count("") // loads the codec
+	want, err := codec.Count(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Count(s); got != want {
+		t.Errorf("counted in pieces: %d, whole: %d", got, want)
 	}
 }
