@@ -24,23 +24,23 @@ import (
 
 // Result is one size's measurements. Durations are in milliseconds.
 type Result struct {
-	Concepts       int     `json:"concepts"`
-	CorpusBytes    int     `json:"corpus_bytes"`
-	CompileMS      float64 `json:"compile_ms"`
-	SnapshotBytes  int     `json:"snapshot_bytes"`
-	IndexBuildMS   float64 `json:"index_build_ms"`
-	QueryP50MS     float64 `json:"query_p50_ms"`
-	QueryP99MS     float64 `json:"query_p99_ms"`
-	GetP50MS       float64 `json:"get_p50_ms"`
-	ContextP50MS   float64 `json:"context_p50_ms"`
+	Concepts      int     `json:"concepts"`
+	CorpusBytes   int     `json:"corpus_bytes"`
+	CompileMS     float64 `json:"compile_ms"`
+	SnapshotBytes int     `json:"snapshot_bytes"`
+	IndexBuildMS  float64 `json:"index_build_ms"`
+	QueryP50MS    float64 `json:"query_p50_ms"`
+	QueryP99MS    float64 `json:"query_p99_ms"`
+	GetP50MS      float64 `json:"get_p50_ms"`
+	ContextP50MS  float64 `json:"context_p50_ms"`
 	// ImportPeakRSSMB is the peak while compiling and encoding (what okf
 	// import needs); ServePeakRSSMB the peak while opening the encoded
 	// snapshot, indexing it and answering (what okf serve needs).
 	ImportPeakRSSMB float64 `json:"import_peak_rss_mb"`
 	ServePeakRSSMB  float64 `json:"serve_peak_rss_mb"`
-	ManifestTokens int     `json:"manifest_tokens"`
-	BundleTokens   int     `json:"bundle_slice_tokens"`
-	RowTokens      float64 `json:"tokens_per_row"`
+	ManifestTokens  int     `json:"manifest_tokens"`
+	BundleTokens    int     `json:"bundle_slice_tokens"`
+	RowTokens       float64 `json:"tokens_per_row"`
 }
 
 // Queries are the searches timed, phrased the way agents ask.
