@@ -70,11 +70,11 @@ memory is its own.`,
 				return enc.Encode(results)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "concepts\tcorpus MB\tcompile ms\tsnapshot MB\tindex build ms\tquery p50 ms\tquery p99 ms\tget p50 ms\tcontext p50 ms\timport peak RSS MB\tserve peak RSS MB\tmanifest tokens\tbundle slice tokens\ttokens/row\t")
+			fmt.Fprintln(tw, "concepts\tcorpus MB\tcompile ms\tsnapshot MB\tindex build ms\tquery p50 ms\tquery p99 ms\tget p50 µs\tcontext p50 ms\timport peak RSS MB\tserve peak RSS MB\tmanifest tokens\tbundle slice tokens\ttokens/row\t")
 			for _, r := range results {
-				fmt.Fprintf(tw, "%d\t%.1f\t%.0f\t%.1f\t%.0f\t%.3f\t%.3f\t%.4f\t%.2f\t%.0f\t%.0f\t%d\t%d\t%.1f\t\n",
+				fmt.Fprintf(tw, "%d\t%.1f\t%.0f\t%.1f\t%.0f\t%.3f\t%.3f\t%.1f\t%.2f\t%.0f\t%.0f\t%d\t%d\t%.1f\t\n",
 					r.Concepts, float64(r.CorpusBytes)/1e6, r.CompileMS, float64(r.SnapshotBytes)/1e6, r.IndexBuildMS,
-					r.QueryP50MS, r.QueryP99MS, r.GetP50MS, r.ContextP50MS, r.ImportPeakRSSMB, r.ServePeakRSSMB, r.ManifestTokens, r.BundleTokens, r.RowTokens)
+					r.QueryP50MS, r.QueryP99MS, 1000*r.GetP50MS, r.ContextP50MS, r.ImportPeakRSSMB, r.ServePeakRSSMB, r.ManifestTokens, r.BundleTokens, r.RowTokens)
 			}
 			return tw.Flush()
 		},
