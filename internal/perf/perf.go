@@ -142,7 +142,7 @@ func Run(n, rounds int) (Result, error) {
 	return r, nil
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func percentile(ds []time.Duration, p float64) float64 {
 	s := slices.Clone(ds)
