@@ -33,6 +33,7 @@ type Config struct {
 	// SQL guard sees, relative to the configuration file; "" for none.
 	AuditLog string `yaml:"audit_log"`
 	Serve    Serve  `yaml:"serve"` // okf serve: tokens, tenants' databases, limits (serve.go)
+	Agent    Agent  `yaml:"agent"` // okf ask, chat, runs, doctor: models and runs (agent.go)
 }
 
 // AuditPath returns AuditLog resolved against the configuration file's

@@ -137,6 +137,10 @@ question needs at the lowest token cost.`,
 		newImportCmd(e),
 		newExportCmd(e),
 		newHistoryCmd(e),
+		newAskCmd(e),
+		newChatCmd(e),
+		newRunsCmd(e),
+		newDoctorCmd(e),
 	)
 	return root
 }

@@ -18,6 +18,7 @@ func newEvalCmd(e *env) *cobra.Command {
 		Short: "Measure retrieval quality and token cost",
 	}
 	c.AddCommand(newEvalRetrievalCmd(e))
+	c.AddCommand(newEvalRunCmd(e))
 	return c
 }
 

@@ -1,0 +1,425 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/okf-tools/okf/agent"
+	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/llm"
+	"github.com/okf-tools/okf/readmodel"
+	"github.com/okf-tools/okf/search"
+	"github.com/okf-tools/okf/sqlguard"
+	"github.com/okf-tools/okf/trace"
+)
+
+// agentFlags are the settings okf ask and okf chat share; flags override
+// okf.yaml, which overrides the defaults.
+type agentFlags struct {
+	configPath string
+	db         string
+	strategy   string
+	model      string
+	maxSteps   int
+	runs       string
+	src        knowledgeSource
+}
+
+func (a *agentFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&a.configPath, "config", config.DefaultFile, "configuration file naming the databases and models")
+	f.StringVar(&a.db, "db", "", "the database: a name from okf.yaml, or a DSN (postgres://… or sqlite:path)")
+	f.StringVar(&a.strategy, "strategy", "", "how the agent reads knowledge: raw, browse, engine or context (default: okf.yaml, else context)")
+	f.StringVar(&a.model, "model", "", "a model name from okf.yaml, or provider/model (openai/gpt-4.1-mini, anthropic/claude-haiku-4-5, script/run.jsonl)")
+	f.IntVar(&a.maxSteps, "max-steps", 0, "model calls per run (default: okf.yaml, else 15)")
+	f.StringVar(&a.runs, "runs", "", "the folder of the run log (default: okf.yaml's agent.runs, else runs)")
+	a.src.register(f)
+}
+
+// agentSession is what a run needs, opened once and reused by okf chat.
+type agentSession struct {
+	cfg      *config.Config
+	flags    *agentFlags
+	db       *sqlguard.DB
+	dbName   string
+	dialect  string
+	know     agent.Knowledge
+	model    llm.Client
+	strategy agent.Strategy
+	closers  []func()
+	// rowCap, when set, raises the guard's row limits so results compare
+	// whole (okf eval run).
+	rowCap int
+	// today is --today, the date stale statuses are decided against; nil
+	// for now.
+	today func() time.Time
+}
+
+// loadAgentConfig reads .env next to the configuration, then okf.yaml.
+func loadAgentConfig(path string) (*config.Config, error) {
+	if err := config.LoadDotEnv(filepath.Join(filepath.Dir(path), ".env")); err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	cfg, err := config.LoadOptional(path)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return cfg, nil
+}
+
+func openSession(ctx context.Context, e *env, f *agentFlags) (*agentSession, error) {
+	cfg, err := loadAgentConfig(f.configPath)
+	if err != nil {
+		return nil, err
+	}
+	s := &agentSession{cfg: cfg, flags: f}
+	if f.src.today != "" {
+		day, err := f.src.now()
+		if err != nil {
+			return nil, err
+		}
+		s.today = func() time.Time { return day }
+	}
+	if err := s.setStrategy(f.strategy); err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := s.setModel(f.model); err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := s.setDB(ctx, e, f.db); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *agentSession) close() {
+	for _, c := range s.closers {
+		c()
+	}
+	s.closers = nil
+}
+
+func (s *agentSession) setStrategy(name string) error {
+	if name == "" {
+		name = s.cfg.Agent.Strategy
+	}
+	st, err := agent.ParseStrategy(name)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	s.strategy = st
+	return nil
+}
+
+func (s *agentSession) setModel(ref string) error {
+	mc, err := s.cfg.Agent.ModelConfig(ref, os.LookupEnv)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	m, err := llm.New(mc)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	s.model = m
+	return nil
+}
+
+// setDB opens a database through the guard and finds its knowledge: the
+// --dir folder, else the database's bundle in okf.yaml (a folder, or a
+// bundle name in the store), else the store.
+func (s *agentSession) setDB(ctx context.Context, e *env, ref string) error {
+	if ref == "" {
+		return usageError("no database: pass --db (a name from okf.yaml or a DSN)")
+	}
+	d, err := s.cfg.Database(ref)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if s.rowCap > 0 {
+		d.Guard.MaxRows = max(d.Guard.MaxRows, s.rowCap)
+		d.Guard.CountLimit = max(d.Guard.CountLimit, s.rowCap)
+	}
+	var audit *sqlguard.AuditLog
+	var closers []func()
+	if p := s.cfg.AuditPath(); p != "" {
+		file, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("opening the audit log: %w", err)
+		}
+		closers = append(closers, func() { file.Close() })
+		audit = sqlguard.NewAuditLog(file)
+	}
+	db, err := sqlguard.Open(ctx, d.Name, d.DSN, d.Guard.Options(), audit)
+	if err != nil {
+		for _, c := range closers {
+			c()
+		}
+		return fmt.Errorf("database %s: %w", d.Name, err)
+	}
+	closers = append([]func(){func() { db.Close() }}, closers...)
+	know, knowClose, err := s.knowledge(e, d)
+	if err != nil {
+		for _, c := range closers {
+			c()
+		}
+		return err
+	}
+	// One search index serves every question asked of this database.
+	know.Index = search.Build(know.Snapshot)
+	if knowClose != nil {
+		closers = append(closers, knowClose)
+	}
+	s.close()
+	s.closers, s.db, s.dbName, s.know = closers, db, d.Name, know
+	s.dialect = "PostgreSQL"
+	if path, ok := sqlguard.SQLitePath(d.DSN); ok {
+		s.dialect = "SQLite"
+		if d.Name == "adhoc" {
+			// A database given as a file is named after it in the prompt.
+			s.dbName = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		}
+	}
+	return nil
+}
+
+func (s *agentSession) knowledge(e *env, d config.Database) (agent.Knowledge, func(), error) {
+	dir := s.flags.src.dir
+	if dir == "" && d.Bundle != "" {
+		b := d.Bundle
+		if !filepath.IsAbs(b) && s.cfg.Path != "" {
+			b = filepath.Join(filepath.Dir(s.cfg.Path), b)
+		}
+		if info, err := os.Stat(b); err == nil && info.IsDir() {
+			dir = b
+		}
+	}
+	var k agent.Knowledge
+	if dir == "" {
+		snap, err := s.flags.src.store.snapshot(e)
+		if err != nil {
+			return k, nil, err
+		}
+		k.Snapshot = snap
+		for _, name := range []string{d.Bundle, d.Name} {
+			if _, ok := snap.Bundle(name); ok && name != "" {
+				k.Bundle = name
+				break
+			}
+		}
+		if k.Bundle == "" && len(snap.Bundles) == 1 {
+			k.Bundle = snap.Bundles[0].Name
+		}
+		if k.Bundle != "" {
+			k.Files = agent.SnapshotFiles(snap, k.Bundle)
+		}
+		return k, nil, nil
+	}
+	docs, err := docsFromDir(dir)
+	if err != nil {
+		return k, nil, err
+	}
+	snap, st := readmodel.Build(s.flags.src.store.tenant, docs)
+	for _, diag := range st.Diagnostics {
+		fmt.Fprintf(e.stderr, "warn: %s\n", diag)
+	}
+	k.Snapshot = snap
+	// The bundle the agent reads: the only one, else the one named like
+	// the database; browse reads its folder.
+	bundles, err := bundleDirs(dir)
+	if err != nil {
+		return k, nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	folder := ""
+	for name, path := range bundles {
+		if len(bundles) == 1 || name == bundleName(d.Name) {
+			k.Bundle, folder = name, path
+		}
+	}
+	if folder == "" {
+		return k, nil, nil
+	}
+	root, err := os.OpenRoot(folder)
+	if err != nil {
+		return k, nil, fmt.Errorf("opening the bundle folder: %w", err)
+	}
+	k.Files = root.FS()
+	return k, func() { root.Close() }, nil
+}
+
+// maxSteps is --max-steps, else okf.yaml's agent.max_steps (0: the
+// agent's default).
+func (s *agentSession) maxSteps() int {
+	if s.flags.maxSteps != 0 {
+		return s.flags.maxSteps
+	}
+	return s.cfg.Agent.MaxSteps
+}
+
+// runsDir is where run records go.
+func (s *agentSession) runsDir() string {
+	switch {
+	case s.flags.runs != "":
+		return s.flags.runs
+	case s.cfg.Agent.Runs != "" && s.cfg.Path != "" && !filepath.IsAbs(s.cfg.Agent.Runs):
+		return filepath.Join(filepath.Dir(s.cfg.Path), s.cfg.Agent.Runs)
+	case s.cfg.Agent.Runs != "":
+		return s.cfg.Agent.Runs
+	}
+	return "runs"
+}
+
+// run asks one question, printing steps to w as they happen (with a
+// spinner while the model thinks, on a terminal), and appends the record
+// to the run log.
+func (s *agentSession) run(ctx context.Context, question, taskID string, w io.Writer, terminal bool) (agent.Outcome, string, error) {
+	p := &progress{w: w, terminal: terminal}
+	out := agent.Run(ctx, agent.Config{
+		Model: s.model, DB: s.db, Database: s.dbName, Dialect: s.dialect, Knowledge: s.know,
+		Strategy: s.strategy, MaxSteps: s.maxSteps(), ContextBudget: s.cfg.Agent.ContextBudget,
+		OnEvent: p.event, Now: s.today,
+	}, question, taskID)
+	p.stopSpinner()
+	path, err := s.record(ctx, w, out.Record)
+	return out, path, err
+}
+
+// record appends a run to the run log and, when a collector is set, sends
+// it over OTLP; an export failure is a warning, never a lost run.
+func (s *agentSession) record(ctx context.Context, w io.Writer, r *trace.Record) (string, error) {
+	path, err := trace.Append(s.runsDir(), r)
+	if err != nil {
+		return "", err
+	}
+	endpoint := s.cfg.Agent.OTLPEndpoint
+	if v := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); v != "" {
+		endpoint = v
+	}
+	if endpoint != "" {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := trace.ExportOTLP(ctx, http.DefaultClient, endpoint, otlpHeaders(os.Getenv("OTEL_EXPORTER_OTLP_HEADERS")), r); err != nil {
+			fmt.Fprintf(w, "warn: %v\n", err)
+		}
+	}
+	return path, nil
+}
+
+// otlpHeaders reads OTEL_EXPORTER_OTLP_HEADERS: "key=value,key2=value2".
+func otlpHeaders(v string) map[string]string {
+	h := map[string]string{}
+	for _, pair := range strings.Split(v, ",") {
+		if k, val, ok := strings.Cut(pair, "="); ok && strings.TrimSpace(k) != "" {
+			h[strings.TrimSpace(k)] = strings.TrimSpace(val)
+		}
+	}
+	return h
+}
+
+// progress prints one line per tool call as it finishes, and on a
+// terminal a spinner while the model is working.
+type progress struct {
+	mu       sync.Mutex
+	w        io.Writer
+	terminal bool
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+func (p *progress) event(ev agent.Event) {
+	if ev.Thinking {
+		if p.terminal {
+			p.startSpinner(ev.Step)
+		}
+		return
+	}
+	p.stopSpinner()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case ev.Nudged:
+		fmt.Fprintf(p.w, "step %d: (answered in text; nudged to use the tools)\n", ev.Step)
+	case ev.Call != nil:
+		c := ev.Call
+		detail := argumentDetail(c.Arguments)
+		if c.Tool == "run_sql" || c.Tool == "submit_answer" {
+			detail = highlightSQL(detail, p.terminal)
+		}
+		mark := ""
+		if c.Error {
+			mark = "  -> error"
+			if p.terminal {
+				mark = "  \x1b[31m-> error\x1b[0m"
+			}
+		}
+		fmt.Fprintf(p.w, "step %d: %-13s %s%s\n", ev.Step, c.Tool, detail, mark)
+	}
+}
+
+var spinnerFrames = []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+
+func (p *progress) startSpinner(step int) {
+	p.stopSpinner()
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	go func(stop, done chan struct{}) {
+		defer close(done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			p.mu.Lock()
+			fmt.Fprintf(p.w, "\r%c step %d: waiting for the model…", spinnerFrames[i%len(spinnerFrames)], step)
+			p.mu.Unlock()
+			select {
+			case <-stop:
+				p.mu.Lock()
+				fmt.Fprint(p.w, "\r\x1b[K")
+				p.mu.Unlock()
+				return
+			case <-tick.C:
+			}
+		}
+	}(p.stop, p.done)
+}
+
+func (p *progress) stopSpinner() {
+	if p.stop == nil {
+		return
+	}
+	close(p.stop)
+	<-p.done
+	p.stop, p.done = nil, nil
+}
+
+// argumentDetail is the one argument worth showing of a tool call.
+func argumentDetail(args string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return foldLine(args, 90)
+	}
+	for _, key := range []string{"sql", "path", "id", "query", "question", "answer"} {
+		if v, ok := m[key].(string); ok && strings.TrimSpace(v) != "" {
+			return foldLine(v, 90)
+		}
+	}
+	return ""
+}
+
+// foldLine folds whitespace and cuts s to n runes.
+func foldLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

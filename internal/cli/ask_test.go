@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"database/sql"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/okf-tools/okf/llm/llmtest"
+	"github.com/okf-tools/okf/trace"
+)
+
+// shopProject writes a project folder: the example shop compiled into a
+// bundle, a SQLite database with two orders, and okf.yaml pointing a model
+// at base (the scripted server).
+func shopProject(t *testing.T, base string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if code, _, stderr := run(t, "compile", "../../examples/shop", "--out", filepath.Join(dir, "bundles")); code != 0 {
+		t.Fatalf("compile: %s", stderr)
+	}
+	db := filepath.Join(dir, "shop.sqlite")
+	if code, _, stderr := run(t, "load", "../../examples/shop", "--into", "sqlite:"+db); code != 0 {
+		t.Fatalf("load: %s", stderr)
+	}
+	conn, err := sql.Open("sqlite3", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Exec(`INSERT INTO customers (custid, custname, signupdt) VALUES (1, 'Ada', '2025-01-01');
+		INSERT INTO orders (ordid, custref, orderdt, ordstat, grossamt, discamt) VALUES (10, 1, '2026-01-05', 'paid', 120, 20), (11, 1, '2026-01-06', 'paid', 80, NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	yaml := `databases:
+  - name: shop
+    dsn: sqlite:shop.sqlite
+    bundle: bundles/shop
+agent:
+  model: mini
+  runs: runs
+  models:
+    - name: mini
+      provider: openai
+      model: gpt-4.1-mini
+      base_url: ` + base + `
+      api_key_env: OKF_TEST_KEY
+`
+	os.WriteFile(filepath.Join(dir, "okf.yaml"), []byte(yaml), 0o644)
+	os.WriteFile(filepath.Join(dir, ".env"), []byte("OKF_TEST_KEY=sk-from-dotenv\n"), 0o600)
+	return dir
+}
+
+const novSQL = "SELECT ordid, grossamt - COALESCE(discamt, 0) AS nov FROM orders ORDER BY ordid"
+
+func TestAskRunsAndCompare(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "context", Arguments: `{"question": "net order value of each order"}`}}, Input: 1000, Output: 10},
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "` + novSQL + `", "answer": "100 and 80."}`}}, Input: 2000, Cached: 1000, Output: 20},
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "", "answer": "I only answer questions about the shop data."}`}}, Input: 500, Output: 10},
+	)
+	var exported atomic.Int32
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/traces" {
+			exported.Add(1)
+		}
+	}))
+	defer collector.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	dir := shopProject(t, srv.OpenAIURL())
+	t.Chdir(dir)
+	os.Unsetenv("OKF_TEST_KEY")
+	t.Cleanup(func() { os.Unsetenv("OKF_TEST_KEY") })
+
+	code, stdout, stderr := run(t, "ask", "What is the net order value of each order?", "--db", "shop")
+	if code != 0 {
+		t.Fatalf("ask: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"100 and 80.", novSQL, "ordid | nov", "10    | 100", "(2 rows)", "submitted · 2 model calls", "$0.0"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "step 1: context") || !strings.Contains(stderr, "runs/runs.jsonl") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if got := srv.Headers()[0].Get("Authorization"); got != "Bearer sk-from-dotenv" {
+		t.Errorf("key from .env: Authorization = %q", got)
+	}
+	if code, stdout, _ := run(t, "ask", "Tell me a joke", "--db", "shop", "--strategy", "engine"); code != 0 || !strings.Contains(stdout, "declined") {
+		t.Errorf("declined: exit %d\n%s", code, stdout)
+	}
+
+	if exported.Load() != 2 {
+		t.Errorf("%d runs exported over OTLP, want 2", exported.Load())
+	}
+	runs, err := trace.Load("runs")
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs: %v, %v", runs, err)
+	}
+	if r := runs[0]; r.Database != "shop" || r.Strategy != "context" || r.Model != "mini" || r.Usage.Input != 3000 || r.Usage.Cached != 1000 ||
+		r.SQLAttempts != 1 || r.Answer.SQL != novSQL || !slices.Contains(r.ConceptsRead, "shop/knowledge/net-order-value") {
+		t.Errorf("first run = %+v", r)
+	}
+	code, stdout, _ = run(t, "runs")
+	if code != 0 || !strings.Contains(stdout, runs[0].ID) || !strings.Contains(stdout, "declined") {
+		t.Errorf("runs list:\n%s", stdout)
+	}
+	code, stdout, _ = run(t, "runs", "show", "1")
+	if code != 0 || !strings.Contains(stdout, "step 2") || !strings.Contains(stdout, "shop/knowledge/net-order-value, ") {
+		t.Errorf("runs show:\n%s", stdout)
+	}
+	code, stdout, _ = run(t, "runs", "compare", runs[0].ID[:6], "last")
+	if code != 0 || !regexp.MustCompile(`(?m)^strategy +context +engine$`).MatchString(stdout) {
+		t.Errorf("runs compare:\n%s", stdout)
+	}
+	if code, _, stderr := run(t, "runs", "show", "zzz"); code != exitUsage || !strings.Contains(stderr, `no run with id "zzz"`) {
+		t.Errorf("unknown run: %d %s", code, stderr)
+	}
+}
+
+func TestAskErrors(t *testing.T) {
+	srv := llmtest.New(t)
+	dir := shopProject(t, srv.OpenAIURL())
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ask", "q"}, "no database: pass --db"},
+		{[]string{"ask", "q", "--db", "nope"}, `unknown database "nope"`},
+		{[]string{"ask", "q", "--db", "shop", "--strategy", "magic"}, `unknown strategy "magic"`},
+		{[]string{"ask", "q", "--db", "shop", "--model", "gpt-9"}, `unknown model "gpt-9"`},
+		{[]string{"ask", "q", "--db", "shop", "--model", "anthropic/claude-haiku-4-5"}, "set ANTHROPIC_API_KEY"},
+		{[]string{"ask", "--task", "x"}, "--task needs --questions"},
+	} {
+		t.Setenv("ANTHROPIC_API_KEY", "")
+		os.Unsetenv("ANTHROPIC_API_KEY")
+		code, _, stderr := run(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if len(srv.Requests()) != 0 {
+		t.Errorf("bad usage reached the model")
+	}
+}
+
+func TestAskTaskAndChat(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "SELECT count(*) AS n FROM orders", "answer": "2 orders."}`}}, Input: 800, Output: 15},
+		llmtest.Turn{Text: "Hello! Ask me about the shop."},
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "", "answer": "Ask me about orders."}`}}, Input: 800, Output: 15},
+	)
+	dir := shopProject(t, srv.OpenAIURL())
+	t.Chdir(dir)
+	q, _ := json.Marshal(map[string]any{"instance_id": "shop_7", "selected_database": "shop", "query": "How many orders are there?", "sol_sql": []string{"SELECT count(*) FROM orders"}})
+	os.WriteFile("questions.jsonl", append(q, '\n'), 0o644)
+	code, stdout, stderr := run(t, "ask", "--task", "shop_7", "--questions", "questions.jsonl")
+	if code != 0 || !strings.Contains(stdout, "2 orders.") {
+		t.Fatalf("ask --task: %d\n%s\n%s", code, stdout, stderr)
+	}
+	if first := srv.Requests()[0]["messages"].([]any)[1].(map[string]any)["content"]; first != "How many orders are there?" {
+		t.Errorf("question sent = %v", first)
+	}
+
+	var out, errOut strings.Builder
+	in := strings.NewReader("/strategy nonsense\n/strategy raw\nhello\n/runs\n/exit\n")
+	if code := Main([]string{"chat", "--db", "shop"}, in, &out, &errOut); code != 0 {
+		t.Fatalf("chat: exit %d\n%s", code, errOut.String())
+	}
+	for _, want := range []string{"okf chat · shop · context · mini", `unknown strategy "nonsense"`, "now: shop · raw · mini",
+		"step 1: (answered in text; nudged to use the tools)", "Ask me about orders.", "declined · 2 model calls", "How many orders are there?"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("chat output lacks %q:\n%s", want, out.String())
+		}
+	}
+	runs, _ := trace.Load("runs")
+	if len(runs) != 2 || runs[1].Strategy != "raw" || runs[1].Question != "hello" || runs[0].TaskID != "shop_7" {
+		t.Errorf("runs = %+v", runs)
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Calls: []llmtest.Call{{Name: "ping", Arguments: `{"word": "pong"}`}}, Input: 60, Output: 8},
+		llmtest.Turn{Text: "pong"})
+	dir := shopProject(t, srv.OpenAIURL())
+	t.Chdir(dir)
+	code, stdout, _ := run(t, "doctor")
+	for _, want := range []string{"ok    model mini", "answers and calls tools (60 in / 8 out tokens, $0.0000", "ok    database shop", "ok    bundle bundles/shop"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code != 0 {
+		t.Errorf("doctor: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = run(t, "doctor")
+	if code != exitFail || !strings.Contains(stdout, "called no tool") {
+		t.Errorf("a model that calls no tool: exit %d\n%s", code, stdout)
+	}
+}

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/okf-tools/okf/sqlguard"
+)
+
+var sqlKeyword = regexp.MustCompile(`(?i)\b(SELECT|FROM|WHERE|JOIN|LEFT|RIGHT|INNER|OUTER|ON|GROUP|ORDER|BY|HAVING|LIMIT|OFFSET|WITH|AS|AND|OR|NOT|IN|IS|NULL|CASE|WHEN|THEN|ELSE|END|DISTINCT|UNION|ALL|COUNT|SUM|AVG|MIN|MAX|COALESCE|DESC|ASC)\b`)
+
+// highlightSQL makes SQL keywords bold cyan on a terminal.
+func highlightSQL(sql string, color bool) string {
+	if !color {
+		return sql
+	}
+	return sqlKeyword.ReplaceAllString(sql, "\x1b[1;36m$1\x1b[0m")
+}
+
+// resultTable renders rows as an aligned table with at most shown rows,
+// then the row count.
+func resultTable(r *sqlguard.Result, shown int) string {
+	if r == nil {
+		return ""
+	}
+	rows := [][]string{make([]string, len(r.Columns))}
+	for i, c := range r.Columns {
+		rows[0][i] = c.Name
+	}
+	for i, row := range r.Rows {
+		if i >= shown {
+			break
+		}
+		cells := make([]string, len(row))
+		for j, v := range row {
+			cells[j] = foldLine(sqlguard.Cell(v), 40)
+		}
+		rows = append(rows, cells)
+	}
+	widths := make([]int, len(r.Columns))
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	line := func(row []string) {
+		for i, c := range row {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			b.WriteString(c)
+			if i < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)))
+			}
+		}
+		b.WriteString("\n")
+	}
+	line(rows[0])
+	for i, w := range widths {
+		if i > 0 {
+			b.WriteString("-+-")
+		}
+		b.WriteString(strings.Repeat("-", w))
+	}
+	b.WriteString("\n")
+	for _, row := range rows[1:] {
+		line(row)
+	}
+	total := fmt.Sprint(r.Total)
+	if !r.TotalKnown {
+		total = "at least " + total
+	}
+	if len(rows)-1 < r.Total || !r.TotalKnown {
+		fmt.Fprintf(&b, "(%d of %s rows)\n", len(rows)-1, total)
+	} else if r.Total == 1 {
+		b.WriteString("(1 row)\n")
+	} else {
+		fmt.Fprintf(&b, "(%d rows)\n", r.Total)
+	}
+	return b.String()
+}

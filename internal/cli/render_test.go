@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/okf-tools/okf/agent"
+	"github.com/okf-tools/okf/sqlguard"
+	"github.com/okf-tools/okf/trace"
+)
+
+func TestProgressSpinner(t *testing.T) {
+	var out bytes.Buffer
+	p := &progress{w: &out, terminal: true}
+	p.event(agent.Event{Step: 2, Thinking: true})
+	p.event(agent.Event{Step: 2, Call: &trace.Call{Tool: "run_sql", Arguments: `{"sql": "SELECT x FROM t"}`, Error: true}})
+	got := out.String()
+	want := "\r\x1b[Kstep 2: run_sql       \x1b[1;36mSELECT\x1b[0m x \x1b[1;36mFROM\x1b[0m t  \x1b[31m-> error\x1b[0m\n"
+	if !strings.HasPrefix(got, "\r⠋ step 2: waiting for the model…") || !strings.HasSuffix(got, want) {
+		t.Errorf("progress = %q", got)
+	}
+	out.Reset()
+	plain := &progress{w: &out}
+	plain.event(agent.Event{Step: 1, Thinking: true})
+	plain.event(agent.Event{Step: 1, Nudged: true})
+	if out.String() != "step 1: (answered in text; nudged to use the tools)\n" {
+		t.Errorf("plain progress = %q", out.String())
+	}
+}
+
+func TestResultTable(t *testing.T) {
+	r := &sqlguard.Result{Columns: []sqlguard.Column{{Name: "name"}, {Name: "n"}}, Rows: [][]any{{"Ada", int64(3)}, {"Bo", nil}, {"Cy", 1.5}},
+		Total: 7, TotalKnown: true, Elapsed: time.Millisecond}
+	want := "name | n\n-----+-----\nAda  | 3\nBo   | NULL\n(2 of 7 rows)\n"
+	if got := resultTable(r, 2); got != want {
+		t.Errorf("table =\n%q\nwant\n%q", got, want)
+	}
+}

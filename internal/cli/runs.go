@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/trace"
+)
+
+func newRunsCmd(e *env) *cobra.Command {
+	var (
+		configPath string
+		dir        string
+		last       int
+	)
+	c := &cobra.Command{
+		Use:   "runs [show <run> | compare <run> <run>...]",
+		Short: "List, show and compare the agent's recorded runs",
+		Long: `Runs reads the run log (runs/runs.jsonl, one JSON line per okf ask or chat
+question) and lists the runs: id, start, database, strategy, model, stop
+reason, model calls, tokens, cost and question.
+
+show prints one run step by step: every tool call with its arguments and
+the start of its result, the concepts read, and the summary. compare puts
+runs side by side: calls, concepts read, SQL attempts and errors, tokens,
+cost, times and the submitted SQL.
+
+A <run> is an id (or its first characters), a number from the list (1 the
+oldest), or last for the newest.`,
+		Example: `  okf runs
+  okf runs show last
+  okf runs compare 3f2a1 9c07e`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if dir == "" {
+				cfg, err := config.LoadOptional(configPath)
+				if err != nil {
+					return &exitError{code: exitUsage, err: err}
+				}
+				dir = "runs"
+				if cfg.Agent.Runs != "" {
+					dir = cfg.Agent.Runs
+					if cfg.Path != "" && !filepath.IsAbs(dir) {
+						dir = filepath.Join(filepath.Dir(cfg.Path), dir)
+					}
+				}
+			}
+			runs, err := trace.Load(dir)
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				if len(runs) == 0 {
+					fmt.Fprintf(e.stderr, "no runs in %s\n", filepath.Join(dir, trace.File))
+					return nil
+				}
+				from := 0
+				if last > 0 && len(runs) > last {
+					from = len(runs) - last
+				}
+				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprint(tw, trace.List(runs, from))
+				return tw.Flush()
+			}
+			var picked []*trace.Record
+			for _, ref := range args[1:] {
+				r, err := trace.Find(runs, ref)
+				if err != nil {
+					return usageError("%v", err)
+				}
+				picked = append(picked, r)
+			}
+			switch {
+			case args[0] == "show" && len(picked) == 1:
+				fmt.Fprint(e.stdout, trace.Show(picked[0]))
+			case args[0] == "compare" && len(picked) >= 2:
+				fmt.Fprint(e.stdout, trace.Compare(picked))
+			default:
+				return usageError("runs takes no argument, show <run>, or compare <run> <run>...")
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&configPath, "config", config.DefaultFile, "configuration file naming the runs folder")
+	c.Flags().StringVar(&dir, "runs", "", "the runs folder (default: okf.yaml's agent.runs, else runs)")
+	c.Flags().IntVar(&last, "last", 20, "list only the newest runs (0: all)")
+	return c
+}

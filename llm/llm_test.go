@@ -1,0 +1,302 @@
+package llm_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/okf-tools/okf/llm"
+	"github.com/okf-tools/okf/llm/llmtest"
+)
+
+var tool = llm.Tool{Name: "run_sql", Description: "Run SQL.", Parameters: json.RawMessage(`{"type":"object","properties":{"sql":{"type":"string"}},"required":["sql"]}`)}
+
+// conversation is a request after one tool round trip: a question, the
+// model's call, its result.
+func conversation() *llm.Request {
+	return &llm.Request{
+		System: "You answer questions.",
+		Tools:  []llm.Tool{tool},
+		Messages: []llm.Message{
+			{Role: llm.User, Content: "How many heroes?"},
+			{Role: llm.Assistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "run_sql", Arguments: `{"sql":"SELECT count(*) FROM superhero"}`}}},
+			{Role: llm.ToolRole, ToolCallID: "c1", Content: "count(*)\n750\n(1 row)"},
+			{Role: llm.User, Content: "Keep going."},
+		},
+	}
+}
+
+// sleeps records the waits a client asks for, without waiting.
+type sleeps []time.Duration
+
+func (s *sleeps) sleep(_ context.Context, d time.Duration) error {
+	*s = append(*s, d)
+	return nil
+}
+
+func TestOpenAIWire(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{
+		Text: "Counting.", Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql":"SELECT 1","answer":"one"}`}},
+		Input: 1200, Cached: 1024, Output: 90, Reasoning: 60,
+	})
+	c, err := llm.New(llm.Config{Provider: llm.OpenAI, Model: "gpt-4.1-mini", BaseURL: srv.OpenAIURL(), APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Chat(context.Background(), conversation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Message; got.Content != "Counting." || len(got.ToolCalls) != 1 || got.ToolCalls[0].Name != "submit_answer" ||
+		got.ToolCalls[0].Arguments != `{"sql":"SELECT 1","answer":"one"}` || got.ToolCalls[0].ID != "call_1_0" {
+		t.Errorf("message = %+v", got)
+	}
+	if want := (llm.Usage{Input: 1200, Cached: 1024, Output: 90, Reasoning: 60}); resp.Usage != want {
+		t.Errorf("usage = %+v, want %+v", resp.Usage, want)
+	}
+	// gpt-4.1-mini: 176 plain input at $0.40, 1024 cached at $0.10, 90 output at $1.60 per million.
+	if want := (176*0.40 + 1024*0.10 + 90*1.60) / 1e6; resp.Cost == nil || !near(*resp.Cost, want) {
+		t.Errorf("cost = %v, want %v", resp.Cost, want)
+	}
+	if c.Name() != "openai/gpt-4.1-mini" {
+		t.Errorf("name = %q", c.Name())
+	}
+	req := srv.Requests()[0]
+	if got := srv.Headers()[0].Get("Authorization"); got != "Bearer sk-test" {
+		t.Errorf("Authorization = %q", got)
+	}
+	msgs := req["messages"].([]any)
+	roles := []string{}
+	for _, m := range msgs {
+		roles = append(roles, m.(map[string]any)["role"].(string))
+	}
+	if strings.Join(roles, ",") != "system,user,assistant,tool,user" {
+		t.Errorf("roles = %v", roles)
+	}
+	asst := msgs[2].(map[string]any)
+	if asst["content"] != nil {
+		t.Errorf("assistant content = %v, want null beside tool calls", asst["content"])
+	}
+	fn := asst["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)
+	if fn["name"] != "run_sql" || fn["arguments"] != `{"sql":"SELECT count(*) FROM superhero"}` {
+		t.Errorf("tool call = %v", fn)
+	}
+	if msgs[3].(map[string]any)["tool_call_id"] != "c1" {
+		t.Errorf("tool message = %v", msgs[3])
+	}
+	tools := req["tools"].([]any)
+	if tools[0].(map[string]any)["type"] != "function" || tools[0].(map[string]any)["function"].(map[string]any)["name"] != "run_sql" {
+		t.Errorf("tools = %v", tools)
+	}
+	if req["model"] != "gpt-4.1-mini" || req["max_tokens"] != float64(4096) {
+		t.Errorf("model, max_tokens = %v, %v", req["model"], req["max_tokens"])
+	}
+}
+
+func TestAnthropicWire(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{
+		Text: "Let me check.", Calls: []llmtest.Call{{Name: "run_sql", Arguments: `{"sql":"SELECT 2"}`}},
+		Input: 3000, Cached: 2800, Output: 40,
+	})
+	c, err := llm.New(llm.Config{Provider: llm.Anthropic, Model: "claude-sonnet-4-5-20250929", BaseURL: srv.URL, APIKey: "ak-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Chat(context.Background(), conversation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Message; got.Content != "Let me check." || len(got.ToolCalls) != 1 || got.ToolCalls[0].Arguments != `{"sql":"SELECT 2"}` || got.ToolCalls[0].ID != "toolu_1_0" {
+		t.Errorf("message = %+v", got)
+	}
+	if want := (llm.Usage{Input: 3000, Cached: 2800, Output: 40}); resp.Usage != want {
+		t.Errorf("usage = %+v, want %+v", resp.Usage, want)
+	}
+	if want := (200*3 + 2800*0.30 + 40*15.0) / 1e6; resp.Cost == nil || !near(*resp.Cost, want) {
+		t.Errorf("cost = %v, want %v", resp.Cost, want)
+	}
+	h := srv.Headers()[0]
+	if h.Get("x-api-key") != "ak-test" || h.Get("anthropic-version") != "2023-06-01" {
+		t.Errorf("headers = %v", h)
+	}
+	req := srv.Requests()[0]
+	sys := req["system"].([]any)[0].(map[string]any)
+	if sys["text"] != "You answer questions." || sys["cache_control"].(map[string]any)["type"] != "ephemeral" {
+		t.Errorf("system = %v", sys)
+	}
+	tools := req["tools"].([]any)
+	if last := tools[len(tools)-1].(map[string]any); last["name"] != "run_sql" || last["cache_control"] == nil || last["input_schema"] == nil {
+		t.Errorf("tools = %v", tools)
+	}
+	// user, assistant(tool_use), user(tool_result + nudge): turns alternate.
+	msgs := req["messages"].([]any)
+	if len(msgs) != 3 {
+		t.Fatalf("messages = %v", msgs)
+	}
+	use := msgs[1].(map[string]any)["content"].([]any)[0].(map[string]any)
+	if use["type"] != "tool_use" || use["id"] != "c1" || use["input"].(map[string]any)["sql"] != "SELECT count(*) FROM superhero" {
+		t.Errorf("tool_use = %v", use)
+	}
+	last := msgs[2].(map[string]any)["content"].([]any)
+	if len(last) != 2 || last[0].(map[string]any)["type"] != "tool_result" || last[0].(map[string]any)["tool_use_id"] != "c1" ||
+		last[1].(map[string]any)["text"] != "Keep going." {
+		t.Errorf("last user turn = %v", last)
+	}
+	if req["max_tokens"] != float64(4096) {
+		t.Errorf("max_tokens = %v", req["max_tokens"])
+	}
+}
+
+func TestRetriesWaitApart(t *testing.T) {
+	for _, provider := range []string{llm.OpenAI, llm.Anthropic} {
+		t.Run(provider, func(t *testing.T) {
+			srv := llmtest.New(t,
+				llmtest.Turn{Status: 429, RetryAfter: "7"},
+				llmtest.Turn{Status: 503},
+				llmtest.Turn{Text: "done", Input: 10, Output: 2},
+			)
+			var waits sleeps
+			base := srv.URL
+			if provider == llm.OpenAI {
+				base = srv.OpenAIURL()
+			}
+			c, err := llm.New(llm.Config{Provider: provider, Model: "m", BaseURL: base, Sleep: waits.sleep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Chat(context.Background(), conversation())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Message.Content != "done" || resp.Retries != 2 {
+				t.Errorf("content, retries = %q, %d", resp.Message.Content, resp.Retries)
+			}
+			if len(waits) != 2 || waits[0] != 7*time.Second || waits[1] != 2*time.Second {
+				t.Errorf("waits = %v, want [7s 2s] (Retry-After, then backoff)", waits)
+			}
+			if resp.Waited < 9*time.Second {
+				t.Errorf("waited = %v, want at least the 9s of waits", resp.Waited)
+			}
+			if resp.Cost != nil {
+				t.Errorf("cost = %v for a model with no price, want unknown", *resp.Cost)
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	var waits sleeps
+	cases := []struct {
+		name  string
+		turns []llmtest.Turn
+		retry int
+		want  string
+	}{
+		{"bad key", []llmtest.Turn{{Status: 401}}, 5, "rejected the API key"},
+		{"unknown model", []llmtest.Turn{{Status: 404}}, 5, "unknown model"},
+		{"malformed", []llmtest.Turn{{Raw: `{"choices": [`}}, 5, "malformed reply"},
+		{"no choices", []llmtest.Turn{{Raw: `{"choices": []}`}}, 5, "no choices"},
+		{"gives up", []llmtest.Turn{{Status: 500}, {Status: 502}, {Status: 500}}, 2, "giving up after 3 attempts"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, tc.turns...)
+			c, err := llm.New(llm.Config{Provider: llm.OpenAI, Model: "gpt-x", BaseURL: srv.OpenAIURL(), MaxRetries: tc.retry, Sleep: waits.sleep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Chat(context.Background(), conversation())
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "openai/gpt-x") {
+				t.Errorf("err = %v, want it to name the model and say %q", err, tc.want)
+			}
+			if len(srv.Requests()) != len(tc.turns) {
+				t.Errorf("%d requests, want %d", len(srv.Requests()), len(tc.turns))
+			}
+		})
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		cfg  llm.Config
+		want string
+	}{
+		{llm.Config{Provider: llm.OpenAI, Model: "gpt-4o"}, "set OPENAI_API_KEY"},
+		{llm.Config{Provider: llm.Anthropic, Model: "claude-haiku-4-5", KeyEnv: "MY_KEY"}, "set MY_KEY"},
+		{llm.Config{Provider: "cohere", Model: "x"}, `unknown provider "cohere"`},
+		{llm.Config{Provider: llm.OpenAI}, "no model id"},
+		{llm.Config{Provider: llm.Script, Script: "/nonexistent/conversation.jsonl"}, "/nonexistent/conversation.jsonl"},
+	}
+	for _, tc := range cases {
+		if _, err := llm.New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%+v) = %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+	// An endpoint on this machine (Ollama, vLLM) needs no key.
+	if _, err := llm.New(llm.Config{Provider: llm.OpenAI, Model: "llama3", BaseURL: "http://localhost:11434/v1"}); err != nil {
+		t.Errorf("local endpoint: %v", err)
+	}
+}
+
+func TestLookupPrice(t *testing.T) {
+	for model, want := range map[string]float64{
+		"gpt-4o": 2.50, "gpt-4o-2024-08-06": 2.50, "gpt-4o-mini": 0.15, "openai/gpt-4.1-mini": 0.40,
+		"claude-sonnet-4-5-20250929": 3, "claude-haiku-4-5": 1,
+	} {
+		p, ok := llm.LookupPrice(model)
+		if !ok || p.Input != want {
+			t.Errorf("LookupPrice(%q) = %+v, %v; want input %v", model, p, ok, want)
+		}
+	}
+	for _, model := range []string{"nvidia/nemotron-3-super-120b-a12b", "gpt-4o-mini-tts", "claude-sonnet-4-6"} {
+		if p, ok := llm.LookupPrice(model); ok {
+			t.Errorf("LookupPrice(%q) = %+v, want unknown", model, p)
+		}
+	}
+}
+
+func TestScript(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conversation.jsonl")
+	os.WriteFile(path, []byte(`# a replayed run
+{"tool_calls":[{"name":"run_sql","arguments":{"sql":"SELECT 1"}}],"usage":{"input":100,"output":10}}
+{"tool_calls":[{"name":"run_sql","arguments":"{\"sql\": broken"}]}
+{"content":"done"}
+`), 0o644)
+	c, err := llm.New(llm.Config{Provider: llm.Script, Script: path, Model: "replay"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 3 {
+		r, err := c.Chat(context.Background(), &llm.Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r.Message.Content)
+		for _, tc := range r.Message.ToolCalls {
+			got = append(got, tc.Name+" "+tc.Arguments)
+		}
+		if r.Cost != nil {
+			t.Errorf("cost = %v for an unpriced script", *r.Cost)
+		}
+	}
+	want := []string{"", `run_sql {"sql":"SELECT 1"}`, "", `run_sql {"sql": broken`, "done"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("replies = %q, want %q", got, want)
+	}
+	if _, err := c.Chat(context.Background(), &llm.Request{}); err == nil || !strings.Contains(err.Error(), "no reply left after 3") {
+		t.Errorf("fourth call: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"content\":\"x\"}\n{\"contnet\":\"y\"}\n"), 0o644)
+	if _, err := llm.New(llm.Config{Provider: llm.Script, Script: bad}); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2:") {
+		t.Errorf("bad script: %v, want the file and line", err)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }

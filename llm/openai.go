@@ -1,0 +1,171 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// openAI speaks the chat-completions wire format, which OpenAI and most
+// other providers (NIM, Groq, Ollama, vLLM, OpenRouter, Gemini) accept.
+type openAI struct{ httpModel }
+
+type oaMessage struct {
+	Role       string       `json:"role"`
+	Content    *string      `json:"content"`
+	ToolCalls  []oaToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string       `json:"tool_call_id,omitempty"`
+}
+
+type oaToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type oaTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+type oaRequest struct {
+	Model               string      `json:"model"`
+	Messages            []oaMessage `json:"messages"`
+	Tools               []oaTool    `json:"tools,omitempty"`
+	MaxTokens           int         `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int         `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64    `json:"temperature,omitempty"`
+}
+
+type oaResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message      oaMessage `json:"message"`
+		FinishReason string    `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+		CompletionTokensDetails *struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	} `json:"usage"`
+}
+
+func (m *openAI) Chat(ctx context.Context, req *Request) (*Response, error) {
+	body := oaRequest{Model: m.c.Model, Temperature: m.c.Temperature}
+	// OpenAI's own API wants max_completion_tokens (its reasoning models
+	// refuse max_tokens); compatible servers know max_tokens.
+	if strings.HasPrefix(m.c.BaseURL, DefaultOpenAIURL) {
+		body.MaxCompletionTokens = m.c.MaxTokens
+	} else {
+		body.MaxTokens = m.c.MaxTokens
+	}
+	if req.System != "" {
+		body.Messages = append(body.Messages, oaMessage{Role: "system", Content: &req.System})
+	}
+	for _, t := range req.Tools {
+		var ot oaTool
+		ot.Type = "function"
+		ot.Function.Name, ot.Function.Description, ot.Function.Parameters = t.Name, t.Description, t.Parameters
+		body.Tools = append(body.Tools, ot)
+	}
+	for _, msg := range req.Messages {
+		om := oaMessage{Role: string(msg.Role), ToolCallID: msg.ToolCallID}
+		content := msg.Content
+		om.Content = &content
+		for _, tc := range msg.ToolCalls {
+			var c oaToolCall
+			c.ID, c.Type = tc.ID, "function"
+			c.Function.Name, c.Function.Arguments = tc.Name, tc.Arguments
+			om.ToolCalls = append(om.ToolCalls, c)
+		}
+		if msg.Role == Assistant && content == "" && len(om.ToolCalls) > 0 {
+			om.Content = nil
+		}
+		body.Messages = append(body.Messages, om)
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: encoding the request: %w", m.c.Name, err)
+	}
+	headers := map[string]string{}
+	if m.c.APIKey != "" {
+		headers["Authorization"] = "Bearer " + m.c.APIKey
+	}
+	a, err := m.post(ctx, strings.TrimSuffix(m.c.BaseURL, "/")+"/chat/completions", headers, data, openAIError)
+	if err != nil {
+		return nil, err
+	}
+	var r oaResponse
+	if err := json.Unmarshal(a.body, &r); err != nil {
+		return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
+	}
+	if len(r.Choices) == 0 {
+		return nil, fmt.Errorf("model %s: malformed reply: no choices", m.c.Name)
+	}
+	ch := r.Choices[0]
+	out := &Response{
+		Model: r.Model, Finish: ch.FinishReason,
+		ModelTime: a.modelTime, Waited: a.waited, Retries: a.retries,
+		Message: Message{Role: Assistant},
+	}
+	if ch.Message.Content != nil {
+		out.Message.Content = *ch.Message.Content
+	}
+	for i, tc := range ch.Message.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i)
+		}
+		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: id, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	if u := r.Usage; u != nil {
+		out.Usage = Usage{Input: u.PromptTokens, Output: u.CompletionTokens}
+		if u.PromptTokensDetails != nil {
+			out.Usage.Cached = u.PromptTokensDetails.CachedTokens
+		}
+		if u.CompletionTokensDetails != nil {
+			out.Usage.Reasoning = u.CompletionTokensDetails.ReasoningTokens
+		}
+	}
+	out.Cost = m.c.Price.Cost(out.Usage)
+	return out, nil
+}
+
+// openAIError reads {"error": {"type": ..., "code": ..., "message": ...}}.
+func openAIError(body []byte) (string, string) {
+	var e struct {
+		Error struct {
+			Type    string `json:"type"`
+			Code    any    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Error.Message == "" {
+		return "", strings.TrimSpace(truncate(string(body), 300))
+	}
+	typ := e.Error.Type
+	if c, ok := e.Error.Code.(string); ok && c != "" {
+		typ = c
+	}
+	return typ, e.Error.Message
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

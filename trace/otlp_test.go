@@ -1,0 +1,78 @@
+package trace_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/okf-tools/okf/llm"
+	"github.com/okf-tools/okf/trace"
+)
+
+func TestExportOTLP(t *testing.T) {
+	var got map[string]any
+	var header string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("request %s %s", r.URL.Path, r.Header.Get("Content-Type"))
+		}
+		header = r.Header.Get("Authorization")
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &got)
+		w.Write([]byte("{}"))
+	}))
+	defer srv.Close()
+	cost := 0.002
+	r := record("abc123", "How many orders?", &cost)
+	r.Steps = []trace.Step{
+		{N: 1, ModelMS: 900, WaitMS: 3000, Retries: 1, Usage: llm.Usage{Input: 1000, Output: 10}, Calls: []trace.Call{{Tool: "run_sql", Arguments: `{"sql":"SELECT x"}`, Result: "Error: no column x", Error: true}}},
+		{N: 2, ModelMS: 500, Usage: llm.Usage{Input: 2000, Cached: 1000, Output: 20}, Calls: []trace.Call{{Tool: "submit_answer", Arguments: `{}`, Result: "Answer received."}}},
+	}
+	if err := trace.ExportOTLP(context.Background(), srv.Client(), srv.URL+"/", map[string]string{"Authorization": "Bearer t"}, r); err != nil {
+		t.Fatal(err)
+	}
+	if header != "Bearer t" {
+		t.Errorf("header = %q", header)
+	}
+	spans := got["resourceSpans"].([]any)[0].(map[string]any)["scopeSpans"].([]any)[0].(map[string]any)["spans"].([]any)
+	var names []string
+	for _, s := range spans {
+		names = append(names, s.(map[string]any)["name"].(string))
+	}
+	if strings.Join(names, "|") != "invoke_agent okf|chat mini|execute_tool run_sql|chat mini|execute_tool submit_answer" {
+		t.Errorf("spans = %v", names)
+	}
+	root := spans[0].(map[string]any)
+	for _, s := range spans[1:] {
+		sp := s.(map[string]any)
+		if sp["parentSpanId"] != root["spanId"] || sp["traceId"] != root["traceId"] {
+			t.Errorf("span %v is not a child of the run", sp["name"])
+		}
+	}
+	if failed := spans[2].(map[string]any)["status"].(map[string]any); failed["code"] != float64(2) || failed["message"] != "Error: no column x" {
+		t.Errorf("tool error status = %v", failed)
+	}
+	// Spans are laid end to end: step 1 takes its 3s of waiting and 0.9s of model time.
+	chat := spans[1].(map[string]any)
+	if start, end := chat["startTimeUnixNano"].(string), chat["endTimeUnixNano"].(string); start != "1795982400000000000" || end != "1795982403900000000" {
+		t.Errorf("step 1 span %s..%s", start, end)
+	}
+	attrs := map[string]any{}
+	for _, a := range root["attributes"].([]any) {
+		m := a.(map[string]any)
+		attrs[m["key"].(string)] = m["value"]
+	}
+	if attrs["gen_ai.operation.name"].(map[string]any)["stringValue"] != "invoke_agent" || attrs["gen_ai.usage.input_tokens"].(map[string]any)["intValue"] != "3000" ||
+		attrs["okf.cost_usd"].(map[string]any)["doubleValue"] != 0.002 {
+		t.Errorf("run attributes = %v", attrs)
+	}
+
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "quota", http.StatusTooManyRequests) })
+	if err := trace.ExportOTLP(context.Background(), srv.Client(), srv.URL, nil, r); err == nil || !strings.Contains(err.Error(), "HTTP 429: quota") {
+		t.Errorf("refused export: %v", err)
+	}
+}

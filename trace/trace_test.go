@@ -1,0 +1,67 @@
+package trace_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/okf-tools/okf/llm"
+	"github.com/okf-tools/okf/trace"
+)
+
+func record(id, question string, cost *float64) *trace.Record {
+	return &trace.Record{ID: id, StartedAt: time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC), Question: question, Database: "shop",
+		Strategy: "context", Model: "mini", StopReason: trace.Submitted, LLMCalls: 2, ToolCalls: map[string]int{"context": 1, "submit_answer": 1},
+		Usage: llm.Usage{Input: 3000, Cached: 1000, Output: 30}, Cost: cost, Answer: &trace.Answer{SQL: "SELECT 1", Text: "one"}}
+}
+
+func TestAppendLoadFind(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "runs")
+	cost := 0.0009
+	for _, r := range []*trace.Record{record("abc123", "first", &cost), record("abd456", "second", nil), record("ff0000", "third", nil)} {
+		if _, err := trace.Append(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := trace.Load(dir)
+	if err != nil || len(runs) != 3 || *runs[0].Cost != cost || runs[1].Cost != nil || runs[2].Usage.Cached != 1000 {
+		t.Fatalf("runs = %+v, %v", runs, err)
+	}
+	for ref, want := range map[string]string{"abc": "first", "2": "second", "last": "third", "-3": "first", "ff": "third"} {
+		r, err := trace.Find(runs, ref)
+		if err != nil || r.Question != want {
+			t.Errorf("Find(%q) = %v, %v; want %q", ref, r, err, want)
+		}
+	}
+	for ref, want := range map[string]string{"ab": "ambiguous", "4": "there are 3", "zz": `no run with id "zz"`} {
+		if _, err := trace.Find(runs, ref); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Find(%q) = %v, want %q", ref, err, want)
+		}
+	}
+	if got := trace.List(runs, 2); !strings.HasPrefix(got, "#\tid") || strings.Count(got, "\n") != 2 || !strings.Contains(got, "3\tff0000") {
+		t.Errorf("List from 2:\n%s", got)
+	}
+	cmp := trace.Compare([]*trace.Record{&runs[0], &runs[1]})
+	if !regexp.MustCompile(`(?m)^cost +\$0\.0009 +unknown$`).MatchString(cmp) || !regexp.MustCompile(`(?m)^question +first +second$`).MatchString(cmp) {
+		t.Errorf("Compare:\n%s", cmp)
+	}
+	os.WriteFile(filepath.Join(dir, trace.File), []byte("{\"id\":\"a\"}\n{broken\n"), 0o644)
+	if _, err := trace.Load(dir); err == nil || !strings.Contains(err.Error(), "runs.jsonl:2:") {
+		t.Errorf("broken log: %v", err)
+	}
+	if runs, err := trace.Load(t.TempDir()); err != nil || runs != nil {
+		t.Errorf("missing log: %v, %v", runs, err)
+	}
+}
+
+func TestCut(t *testing.T) {
+	if got := trace.Cut("héllo", 2); got != "h\n… (5 more bytes)" {
+		t.Errorf("Cut on a rune boundary = %q", got)
+	}
+	if got := trace.Cut("short", 10); got != "short" {
+		t.Errorf("Cut = %q", got)
+	}
+}
