@@ -15,7 +15,7 @@ import (
 func newEvalCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "eval",
-		Short: "Measure retrieval quality and token cost",
+		Short: "Measure retrieval quality and token cost, and the agent's execution accuracy",
 	}
 	c.AddCommand(newEvalRetrievalCmd(e))
 	c.AddCommand(newEvalRunCmd(e))
