@@ -141,32 +141,20 @@ func (t ServeToken) Secret(lookup func(string) (string, bool)) (string, error) {
 	return v, nil
 }
 
-// TenantOf returns the tenant that owns a database: the one whose entry
-// names it, else DefaultTenant.
-func (s Serve) TenantOf(database string) string {
-	for _, t := range s.Tenants {
-		if slices.Contains(t.Databases, database) {
-			return t.Name
-		}
+// DatabaseTenants maps every database to the tenant that owns it: the one
+// whose serve.tenants entry names it, else DefaultTenant. A name that the
+// file defines no database for is an error.
+func (c *Config) DatabaseTenants() (map[string]string, error) {
+	out := make(map[string]string, len(c.Databases))
+	for _, d := range c.Databases {
+		out[d.Name] = DefaultTenant
 	}
-	return DefaultTenant
-}
-
-// TenantDatabases returns the databases a tenant may query: those its
-// serve.tenants entry names, or for DefaultTenant those no entry names. A
-// name that the file defines no database for is an error.
-func (c *Config) TenantDatabases(tenant string) ([]Database, error) {
 	for i, t := range c.Serve.Tenants {
 		for _, d := range t.Databases {
-			if !slices.ContainsFunc(c.Databases, func(x Database) bool { return x.Name == d }) {
+			if _, ok := out[d]; !ok {
 				return nil, fmt.Errorf("%s:%d: serve.tenants[%d] (%s): no database is called %q", c.Path, t.Line, i, t.Name, d)
 			}
-		}
-	}
-	var out []Database
-	for _, d := range c.Databases {
-		if c.Serve.TenantOf(d.Name) == tenant {
-			out = append(out, d)
+			out[d] = t.Name
 		}
 	}
 	return out, nil

@@ -461,8 +461,20 @@ func (ix *Index) joinText(j join) string {
 
 var joinLineRe = regexp.MustCompile("`([^`]+)` references `([^`]+)` in \\[[^\\]]*\\]\\(([^)]+)\\)")
 
-// joins reads the foreign keys of a table's "Joins" section.
+// joins returns the foreign keys of a table's "Joins" section, read for
+// every concept on the first call, since a context pack walks them all.
 func (ix *Index) joins(t int) []join {
+	ix.fkOnce.Do(func() {
+		ix.fk = make([][]join, len(ix.snap.Concepts))
+		for i := range ix.fk {
+			ix.fk[i] = ix.readJoins(i)
+		}
+	})
+	return ix.fk[t]
+}
+
+// readJoins reads the foreign keys of a table's "Joins" section.
+func (ix *Index) readJoins(t int) []join {
 	c := &ix.snap.Concepts[t]
 	sec, ok := c.Section("joins")
 	if !ok {

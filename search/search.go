@@ -49,6 +49,9 @@ type Index struct {
 	links    [][]int32 // outbound links of each concept, as concept indexes
 	norm     []float32 // k1·(1−b+b·len/avg) of each concept
 	scratch  sync.Pool // *scratch, reused across searches
+
+	fkOnce sync.Once
+	fk     [][]join // the foreign keys of each concept, read on first use
 }
 
 // scratch is the per-search working memory: a score per concept (kept at

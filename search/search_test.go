@@ -161,20 +161,3 @@ func TestSearchSharedBundles(t *testing.T) {
 		t.Errorf("k=3 gave %d direct hits and %d rows", direct, len(hits))
 	}
 }
-
-func TestCacheRebuildsOnlyOnANewDigest(t *testing.T) {
-	var c Cache
-	a := snap(t, shop)
-	again := snap(t, shop)
-	first := c.Index(a)
-	if c.Index(again) != first || c.Builds() != 1 {
-		t.Fatalf("an equal snapshot rebuilt the index (%d builds)", c.Builds())
-	}
-	changed := map[string]string{"shop:x.md": "---\ntype: T\n---\nnew\n"}
-	for k, v := range shop {
-		changed[k] = v
-	}
-	if c.Index(snap(t, changed)) == first || c.Builds() != 2 {
-		t.Fatalf("a changed snapshot kept the old index (%d builds)", c.Builds())
-	}
-}

@@ -113,9 +113,12 @@ func newRoot(e *env) *cobra.Command {
 		Long: `okf turns a database's documentation into an Open Knowledge Format (OKF v0.2)
 bundle, checks it, and gives SQL agents the business rules and tables a
 question needs at the lowest token cost.`,
-		Example: `  okf validate ./bundles/solar
-  okf validate --json --today 2026-11-29 ./bundles/solar
-  okf version`,
+		Example: `  okf compile ../shared/data/livesqlbench/base-lite --out bundles
+  okf validate --strict bundles/solar
+  okf import bundles
+  okf context "Which panels are degrading fastest?"
+  okf sql sqlite:solar.db "SELECT count(*) FROM panel"
+  okf ask "Which panels are degrading fastest?" --db solar`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -137,6 +140,8 @@ question needs at the lowest token cost.`,
 		newImportCmd(e),
 		newExportCmd(e),
 		newHistoryCmd(e),
+		newServeCmd(e),
+		newMCPCmd(e),
 		newAskCmd(e),
 		newChatCmd(e),
 		newRunsCmd(e),

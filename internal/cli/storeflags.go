@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/okf-tools/okf/readmodel"
+	"github.com/okf-tools/okf/serve"
 	"github.com/okf-tools/okf/store"
 	_ "github.com/okf-tools/okf/store/postgres" // the shared store backend
 	_ "github.com/okf-tools/okf/store/sqlite"   // the embedded store backend
@@ -65,9 +66,8 @@ func (s *storeFlags) snapshot(e *env) (*readmodel.Snapshot, error) {
 	return headSnapshot(ctx, st, s.tenant)
 }
 
-// headSnapshot returns the compiled read model of a tenant's head commit:
-// the stored one when it is current, else it compiles the documents and
-// stores the result, so the next reader does not compile again.
+// headSnapshot returns the compiled read model of a tenant's head commit,
+// compiling and storing it when the store has none yet.
 func headSnapshot(ctx context.Context, st store.Store, tenant string) (*readmodel.Snapshot, error) {
 	head, err := st.Head(ctx, tenant)
 	if err != nil {
@@ -76,23 +76,6 @@ func headSnapshot(ctx context.Context, st store.Store, tenant string) (*readmode
 	if head.ID == 0 {
 		return nil, fmt.Errorf("tenant %s has no knowledge yet: run 'okf import <dir>' first, or pass --dir", tenant)
 	}
-	id, digest, blob, err := st.Snapshot(ctx, tenant)
-	if err == nil && id == head.ID {
-		if snap, derr := readmodel.Decode(blob); derr == nil && snap.Digest == digest {
-			return snap, nil
-		}
-	}
-	at, docs, err := st.Documents(ctx, tenant)
-	if err != nil {
-		return nil, fmt.Errorf("reading tenant %s: %w", tenant, err)
-	}
-	in := make([]readmodel.Doc, len(docs))
-	for i, d := range docs {
-		in[i] = readmodel.Doc{Bundle: d.Bundle, Path: d.Path, Content: d.Content}
-	}
-	snap, _ := readmodel.Build(tenant, in)
-	if err := st.PutSnapshot(ctx, tenant, at, snap.Digest, snap.Encode()); err != nil {
-		return nil, fmt.Errorf("storing the snapshot of tenant %s: %w", tenant, err)
-	}
-	return snap, nil
+	snap, _, _, err := serve.HeadSnapshot(ctx, st, tenant, head.ID, new(readmodel.Builder))
+	return snap, err
 }

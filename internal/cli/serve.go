@@ -1,0 +1,413 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/readmodel"
+	"github.com/okf-tools/okf/serve"
+	"github.com/okf-tools/okf/sqlguard"
+	"github.com/okf-tools/okf/store"
+)
+
+// serveFlags are what okf serve and okf mcp share: where the knowledge
+// comes from and which databases the tenants may query.
+type serveFlags struct {
+	src        knowledgeSource
+	watch      string
+	debounce   time.Duration
+	configPath string
+	auditPath  string
+}
+
+func (f *serveFlags) register(fs *pflag.FlagSet) {
+	f.src.register(fs)
+	fs.StringVar(&f.watch, "watch", "", "read this folder like --dir, and compile it again whenever its markdown changes")
+	fs.DurationVar(&f.debounce, "debounce", serve.DefaultDebounce, "with --watch, how long the folder must stay unchanged before it is compiled")
+	fs.StringVar(&f.configPath, "config", config.DefaultFile, "configuration file naming the databases (and, for serve, tokens and limits)")
+	fs.StringVar(&f.auditPath, "audit", "", "append a JSON line per SQL statement to this file (default: the configuration's audit_log)")
+}
+
+// running is a server ready to serve, with what must be closed after.
+type running struct {
+	srv   *serve.Server
+	lib   *serve.Library
+	dbs   *serve.Databases
+	cfg   *config.Config
+	watch func(context.Context) error // nil unless --watch
+	close func()
+}
+
+// start opens the knowledge, the databases and the audit log.
+func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, error), version string) (*running, error) {
+	if f.watch != "" && f.src.dir != "" {
+		return nil, usageError("--dir and --watch both name a folder: give one")
+	}
+	if f.watch != "" {
+		f.src.dir = f.watch
+	}
+	if f.src.dir != "" && (f.src.store.dsn != "" || f.src.store.data != "") {
+		return nil, usageError("--dir/--watch read a folder, --store/--data the store: give one")
+	}
+	if err := f.src.store.check(); err != nil {
+		return nil, err
+	}
+	now, err := f.src.now()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.LoadOptional(f.configPath)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	owners, err := cfg.DatabaseTenants()
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	var gs []serve.Grant
+	if grants != nil {
+		if gs, err = grants(cfg); err != nil {
+			return nil, err
+		}
+	}
+	r := &running{cfg: cfg}
+	var closers []func()
+	r.close = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	fail := func(err error) (*running, error) {
+		r.close()
+		return nil, err
+	}
+	if f.src.dir != "" {
+		docs, err := docsFromDir(f.src.dir)
+		if err != nil {
+			return nil, err
+		}
+		lib, st := serve.NewFolderLibrary(f.src.store.tenant, docs)
+		for _, d := range st.Diagnostics {
+			fmt.Fprintf(e.stderr, "warn: %s\n", d)
+		}
+		r.lib = lib
+		if f.watch != "" {
+			dir := f.watch
+			r.watch = func(ctx context.Context) error {
+				return lib.Watch(ctx, dir, serve.WatchOptions{
+					Debounce: f.debounce,
+					Load:     func() ([]readmodel.Doc, error) { return docsFromDir(dir) },
+					Report:   func(msg string) { fmt.Fprintln(e.stderr, msg) },
+				})
+			}
+		}
+	} else {
+		st, err := f.src.store.open(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, func() { st.Close() })
+		r.lib = serve.NewStoreLibrary(st)
+	}
+	auditPath := f.auditPath
+	if auditPath == "" {
+		auditPath = cfg.AuditPath()
+	}
+	var audit *sqlguard.AuditLog
+	if auditPath != "" {
+		file, err := os.OpenFile(auditPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fail(fmt.Errorf("opening the audit log: %w", err))
+		}
+		closers = append(closers, func() { file.Close() })
+		audit = sqlguard.NewAuditLog(file)
+	}
+	var list []serve.Database
+	for _, d := range cfg.Databases {
+		bundle := ""
+		if d.Bundle != "" {
+			bundle = filepath.Base(d.Bundle) // the bundle's name, not where it lies
+		}
+		list = append(list, serve.Database{Name: d.Name, Tenant: owners[d.Name], DSN: d.DSN, Bundle: bundle, Guard: d.Guard.Options()})
+	}
+	r.dbs = serve.NewDatabases(list, audit, e.stderr)
+	closers = append(closers, func() { r.dbs.Close() })
+	r.srv, err = serve.New(serve.Options{
+		Library: r.lib, Databases: r.dbs, Grants: gs,
+		RateLimit: cfg.Serve.RateLimit, Burst: cfg.Serve.Burst, MaxRequestBytes: cfg.Serve.MaxRequestBytes,
+		Now: func() time.Time {
+			if f.src.today != "" {
+				return now
+			}
+			return time.Now()
+		},
+		Version: version, Log: e.stderr,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return r, nil
+}
+
+// describe measures a tenant's MCP server and says so on stderr: its
+// snapshot, the strategy sentence and what the tool definitions cost.
+func describe(ctx context.Context, w io.Writer, r *running, tenant string) error {
+	srv, strat, err := r.srv.MCPServer(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	v, err := r.lib.View(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	cost, err := serve.DefinitionTokens(ctx, srv)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, d := range r.dbs.For(tenant) {
+		names = append(names, d.Name)
+	}
+	dbs := "no databases"
+	if len(names) > 0 {
+		dbs = "databases " + strings.Join(names, ", ")
+	}
+	fmt.Fprintf(w, "tenant %s: snapshot %s, %d concepts, manifest %d tokens; tools %d tokens; %s; %s\n",
+		tenant, v.Snap.Digest[:12], strat.Concepts, strat.ManifestTokens, cost, dbs, strat.Sentence())
+	if len(names) == 0 && len(r.cfg.Databases) > 0 {
+		fmt.Fprintf(w, "tenant %s: the %d databases of %s belong to other tenants (serve.tenants; those it does not name belong to %q)\n",
+			tenant, len(r.cfg.Databases), r.cfg.Path, config.DefaultTenant)
+	}
+	return nil
+}
+
+func newServeCmd(e *env) *cobra.Command {
+	var (
+		f               serveFlags
+		addr, cert, key string
+		tokensPath      string
+	)
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the knowledge and the SQL guard over MCP and a JSON HTTP API",
+		Long: `Serve listens on HTTP for agents and tools. MCP clients connect to /mcp
+(streamable HTTP) and get the tools manifest, search, get, context,
+list_databases and run_sql; editors and pipelines use the JSON API under
+/v1/{tenant}/, which also writes documents to the store with preconditions
+(If-Match). See docs/serve.md.
+
+Every request needs a bearer token; each grants one tenant, read-only or
+read and write. Tokens come from tokens.json in the data directory (mint
+one with 'okf serve token --tenant NAME') and from the serve section of
+okf.yaml. Without TLS (--tls-cert, --tls-key) serve listens on loopback
+only.
+
+The knowledge is the store (every tenant a token names), or with --dir or
+--watch one folder served as --tenant; --watch compiles the folder again
+whenever it changes. Databases come from okf.yaml; serve.tenants says which
+tenant may query which, and the rest belong to the tenant "default".`,
+		Example: `  okf serve token --tenant default
+  okf serve --data ./data
+  okf serve --watch ./bundles --addr 127.0.0.1:7777`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			r, err := f.start(e, func(cfg *config.Config) ([]serve.Grant, error) {
+				return loadGrants(cfg, tokensPath, f.src.store.data)
+			}, version())
+			if err != nil {
+				return err
+			}
+			defer r.close()
+			if !c.Flags().Changed("addr") && r.cfg.Serve.Addr != "" {
+				addr = r.cfg.Serve.Addr
+			}
+			if cert == "" && key == "" {
+				cert, key = r.cfg.Serve.TLSCert, r.cfg.Serve.TLSKey
+			}
+			if (cert == "") != (key == "") {
+				return usageError("give both --tls-cert and --tls-key, or neither")
+			}
+			if err := serve.CheckAddr(ctx, addr, cert != ""); err != nil {
+				return usageError("%v", err)
+			}
+			tenants := r.srv.Tenants()
+			if len(tenants) == 0 {
+				return usageError("no tokens, so nobody could call the server: mint one with 'okf serve token --tenant %s'", f.src.store.tenant)
+			}
+			for _, t := range tenants {
+				if err := describe(ctx, e.stderr, r, t); err != nil {
+					return err
+				}
+			}
+			if r.watch != nil {
+				go func() {
+					if err := r.watch(ctx); err != nil {
+						fmt.Fprintf(e.stderr, "watch: %v\n", err)
+					}
+				}()
+			}
+			return r.srv.ListenAndServe(ctx, serve.ListenOptions{Addr: addr, TLSCert: cert, TLSKey: key, Ready: func(a net.Addr) {
+				scheme := "http"
+				if cert != "" {
+					scheme = "https"
+				}
+				fmt.Fprintf(e.stderr, "okf serve: listening on %s://%s (MCP at /mcp, API at /v1/{tenant}/)\n", scheme, a)
+			}})
+		},
+	}
+	f.register(c.Flags())
+	fl := c.Flags()
+	fl.StringVar(&addr, "addr", serve.DefaultAddr, "host:port to listen on (default: serve.addr of okf.yaml, else "+serve.DefaultAddr+")")
+	fl.StringVar(&cert, "tls-cert", "", "TLS certificate file (needed to listen beyond loopback)")
+	fl.StringVar(&key, "tls-key", "", "TLS key file")
+	fl.StringVar(&tokensPath, "tokens", "", "tokens file (default: "+serve.TokensFile+" in the data directory)")
+	c.AddCommand(newServeTokenCmd(e))
+	return c
+}
+
+// tokensFile returns the tokens file: path if given, else TokensFile in
+// the data directory (--data, else the default one).
+func tokensFile(path, data string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	if data == "" {
+		var err error
+		if data, err = store.DataDir(); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(data, serve.TokensFile), nil
+}
+
+// loadGrants reads the tokens file and the tokens of okf.yaml, whose
+// secrets come from the environment.
+func loadGrants(cfg *config.Config, path, data string) ([]serve.Grant, error) {
+	path, err := tokensFile(path, data)
+	if err != nil {
+		return nil, err
+	}
+	grants, err := serve.LoadTokens(path)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	for _, t := range cfg.Serve.Tokens {
+		secret, err := t.Secret(os.LookupEnv)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s:%d: %w", cfg.Path, t.Line, err)}
+		}
+		g, err := serve.NewGrant(t.Name, t.Tenant, t.Write, secret)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s:%d: %w", cfg.Path, t.Line, err)}
+		}
+		grants = append(grants, g)
+	}
+	return grants, nil
+}
+
+func newServeTokenCmd(e *env) *cobra.Command {
+	var (
+		tenant, name, path, data string
+		write                    bool
+	)
+	c := &cobra.Command{
+		Use:   "token",
+		Short: "Mint a bearer token for okf serve",
+		Long: `Token makes a new random bearer token that grants one tenant, read-only
+unless --write is given, and adds its SHA-256 (never the token) to the
+tokens file. The token is printed once, on standard output: keep it in the
+agent's configuration or a secret store.`,
+		Example: `  okf serve token --tenant acme --name claude-code
+  okf serve token --tenant acme --name pipeline --write`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := store.ValidateTenant(tenant); err != nil {
+				return usageError("--tenant: %v", err)
+			}
+			if name == "" {
+				name = tenant + "-read"
+				if write {
+					name = tenant + "-write"
+				}
+			}
+			file, err := tokensFile(path, data)
+			if err != nil {
+				return err
+			}
+			token, err := serve.MintToken(file, name, tenant, write)
+			if err != nil {
+				return err
+			}
+			access := "read"
+			if write {
+				access = "read and write"
+			}
+			fmt.Fprintf(e.stderr, "token %s (%s, tenant %s) added to %s; it is shown once:\n", name, access, tenant, file)
+			_, err = fmt.Fprintln(e.stdout, token)
+			return err
+		},
+	}
+	c.Flags().StringVar(&tenant, "tenant", "default", "the tenant the token grants")
+	c.Flags().StringVar(&name, "name", "", "a name for the token, unique in the file (default TENANT-read or TENANT-write)")
+	c.Flags().BoolVar(&write, "write", false, "let the token write documents, not only read")
+	c.Flags().StringVar(&path, "tokens", "", "tokens file (default: "+serve.TokensFile+" in the data directory)")
+	c.Flags().StringVar(&data, "data", "", "the data directory holding the tokens file")
+	return c
+}
+
+func newMCPCmd(e *env) *cobra.Command {
+	var f serveFlags
+	c := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve one tenant's knowledge and databases to an MCP client over stdio",
+		Long: `Mcp speaks the Model Context Protocol on standard input and output, for
+an MCP client that starts okf itself (Claude Code, Cursor, any MCP host).
+It serves one tenant (--tenant) from the store, or a folder (--dir, or
+--watch to follow changes), with the tools manifest, search, get, context,
+list_databases and run_sql, and the manifest as the resource okf://manifest.
+Databases come from okf.yaml; the tenant sees those serve.tenants gives it
+(all unassigned ones for the tenant "default"). Diagnostics go to standard
+error. See docs/mcp.md.`,
+		Example: `  okf mcp --dir ./bundles
+  okf mcp --data ./data --tenant acme --config okf.yaml
+  claude mcp add okf -- okf mcp --watch ./bundles`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			r, err := f.start(e, nil, version())
+			if err != nil {
+				return err
+			}
+			defer r.close()
+			tenant := f.src.store.tenant
+			if err := describe(ctx, e.stderr, r, tenant); err != nil {
+				return err
+			}
+			if r.watch != nil {
+				go func() {
+					if err := r.watch(ctx); err != nil {
+						fmt.Fprintf(e.stderr, "watch: %v\n", err)
+					}
+				}()
+			}
+			return r.srv.ServeStdio(ctx, tenant, e.stdin, e.stdout)
+		},
+	}
+	f.register(c.Flags())
+	return c
+}

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestServeToken mints tokens into the data directory's tokens file.
+func TestServeToken(t *testing.T) {
+	data := t.TempDir()
+	code, out, errOut := run(t, "serve", "token", "--data", data, "--tenant", "acme", "--write")
+	if code != 0 || !strings.HasPrefix(out, "okf_") || !strings.Contains(errOut, "token acme-write (read and write, tenant acme)") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	raw, err := os.ReadFile(filepath.Join(data, "tokens.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), strings.TrimSpace(out)) {
+		t.Error("the tokens file holds the token itself")
+	}
+	var doc struct {
+		Tokens []struct {
+			Name, Tenant string
+			Write        bool
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Tokens) != 1 || doc.Tokens[0].Name != "acme-write" || !doc.Tokens[0].Write {
+		t.Errorf("tokens file = %s (%v)", raw, err)
+	}
+	if info, err := os.Stat(filepath.Join(data, "tokens.json")); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("tokens file mode = %v (%v)", info.Mode(), err)
+	}
+	if code, _, errOut := run(t, "serve", "token", "--data", data, "--tenant", "acme", "--write"); code != 1 || !strings.Contains(errOut, `already has a token called "acme-write"`) {
+		t.Errorf("a second token of the same name: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := run(t, "serve", "token", "--data", data, "--tenant", "Bad Name"); code != 2 || !strings.Contains(errOut, "--tenant") {
+		t.Errorf("a bad tenant: exit %d, %s", code, errOut)
+	}
+}
+
+// TestServeRefuses: bad invocations fail before listening, with a clear
+// error and exit status 2.
+func TestServeRefuses(t *testing.T) {
+	data := t.TempDir()
+	bundles := writeBundle(t, map[string]string{"sales/orders.md": "---\ntype: Table\n---\nOrders.\n"})
+	if code, _, errOut := run(t, "serve", "--data", data); code != 2 || !strings.Contains(errOut, "no tokens") {
+		t.Errorf("no tokens: exit %d, %s", code, errOut)
+	}
+	if code, _, _ := run(t, "serve", "token", "--data", data); code != 0 {
+		t.Fatal("minting a token failed")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--addr", "0.0.0.0:7777"}, "beyond loopback"},
+		{[]string{"--addr", ":7777"}, "every interface"},
+		{[]string{"--addr", "127.0.0.1:7777", "--tls-cert", "c.pem"}, "give both --tls-cert and --tls-key"},
+		{[]string{"--dir", bundles, "--watch", bundles}, "--dir and --watch both name a folder"},
+		{[]string{"--config", writeConfig(t, "serve:\n  tokens:\n    - {name: a, token: literal-secret, tenant: acme}\n")}, "token must name an environment variable"},
+		{[]string{"--config", writeConfig(t, "serve:\n  tenants:\n    - {name: acme, databases: [nope]}\n")}, `no database is called "nope"`},
+		{[]string{"--config", writeConfig(t, "serve:\n  rate: 5\n")}, `unknown key "rate" in serve`},
+	} {
+		code, _, errOut := run(t, append([]string{"serve", "--data", data}, tc.args...)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %s; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestMCPStdio runs okf mcp in-process on a folder and talks to it with
+// the Go SDK's client over its standard input and output.
+func TestMCPStdio(t *testing.T) {
+	bundles := writeBundle(t, map[string]string{
+		"sales/orders.md":    "---\ntype: Table\ndescription: One row per order.\n---\n# Schema\n\nordid, grossamt\n",
+		"sales/customers.md": "---\ntype: Table\ndescription: One row per customer.\n---\nSee [orders](orders.md).\n",
+	})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- Main([]string{"mcp", "--dir", bundles, "--config", filepath.Join(t.TempDir(), "none.yaml")}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "order"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !strings.Contains(text, "orders\tsales\ttable\t") {
+		t.Errorf("search over stdio:\n%s", text)
+	}
+	cs.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("okf mcp exited %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "tenant default: snapshot ") || !strings.Contains(stderr.String(), "read it whole once") {
+		t.Errorf("stderr = %s", stderr.String())
+	}
+}

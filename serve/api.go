@@ -1,0 +1,446 @@
+package serve
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/okf-tools/okf/sqlguard"
+	"github.com/okf-tools/okf/store"
+)
+
+// httpError is a failure with its status code.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+// api wraps a handler of /v1/{tenant}/…: the token must grant that tenant,
+// and write access for a write.
+func (s *Server) api(write bool, h func(w http.ResponseWriter, r *http.Request, tenant string) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		g := grantFrom(r.Context())
+		tenant := r.PathValue("tenant")
+		switch {
+		case tenant != g.Tenant:
+			writeJSONError(w, http.StatusForbidden, fmt.Sprintf("token %s grants tenant %s only", g.Name, g.Tenant))
+			return
+		case write && !g.Write:
+			writeJSONError(w, http.StatusForbidden, fmt.Sprintf("token %s may read tenant %s, not write it", g.Name, g.Tenant))
+			return
+		}
+		if err := h(w, r, tenant); err != nil {
+			s.writeError(w, err)
+		}
+	}
+}
+
+// writeError answers a failed request with the status its error calls for.
+func (s *Server) writeError(w http.ResponseWriter, err error) {
+	w.Header().Del("ETag")
+	var (
+		he *httpError
+		pe *store.PreconditionError
+		me *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &he):
+		writeJSONError(w, he.status, he.msg)
+	case errors.As(err, &pe):
+		var current any
+		if pe.Current != "" {
+			current = pe.Current
+			w.Header().Set("ETag", `"`+pe.Current+`"`)
+		}
+		writeJSON(w, http.StatusPreconditionFailed, map[string]any{"error": pe.Error(), "current": current})
+	case errors.As(err, &me):
+		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over %d bytes", me.Limit))
+	case isBadRequest(err), errors.Is(err, store.ErrInvalid):
+		writeJSONError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, ErrNoTenant):
+		writeJSONError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, ErrReadOnly):
+		writeJSONError(w, http.StatusConflict, err.Error())
+	default:
+		fmt.Fprintf(s.opts.Log, "okf serve: %v\n", err)
+		writeJSONError(w, http.StatusInternalServerError, "internal error (the server's log says more)")
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// notModified sets the ETag and reports whether the request's
+// If-None-Match already names it, in which case it has answered 304.
+func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
+	w.Header().Set("ETag", etag)
+	for _, tag := range strings.Split(r.Header.Get("If-None-Match"), ",") {
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if tag == etag || tag == "*" {
+			w.WriteHeader(http.StatusNotModified)
+			return true
+		}
+	}
+	return false
+}
+
+func intParam(q url.Values, name string) (int, error) {
+	v := q.Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, badRequest("%s=%q is not a whole number", name, v)
+	}
+	return n, nil
+}
+
+func (s *Server) apiManifest(w http.ResponseWriter, r *http.Request, tenant string) error {
+	v, err := s.lib.View(r.Context(), tenant)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	m, err := manifest(v, r.URL.Query().Get("bundle"), now)
+	if err != nil {
+		return err
+	}
+	if notModified(w, r, v.ETag(now)) {
+		return nil
+	}
+	w.Header().Set("Content-Type", "text/tab-separated-values; charset=utf-8")
+	_, err = io.WriteString(w, m)
+	return err
+}
+
+func (s *Server) apiSnapshot(w http.ResponseWriter, r *http.Request, tenant string) error {
+	v, err := s.lib.View(r.Context(), tenant)
+	if err != nil {
+		return err
+	}
+	if notModified(w, r, v.ETag(s.now())) {
+		return nil
+	}
+	bundles := make([]string, len(v.Snap.Bundles))
+	for i, b := range v.Snap.Bundles {
+		bundles[i] = b.Name
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"tenant": tenant, "digest": v.Snap.Digest, "commit": v.Commit,
+		"bundles": bundles, "concepts": len(v.Snap.Concepts),
+	})
+	return nil
+}
+
+type hitJSON struct {
+	ID       string  `json:"id"`
+	Bundle   string  `json:"bundle"`
+	Row      string  `json:"row"`
+	Score    float64 `json:"score"`
+	Pos      int     `json:"pos"`
+	Expanded bool    `json:"expanded"`
+}
+
+func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request, tenant string) error {
+	q := r.URL.Query()
+	k, err := intParam(q, "k")
+	if err != nil {
+		return err
+	}
+	req := searchRequest{Query: q.Get("q"), K: k, Bundle: q.Get("bundle"), NoExpand: q.Get("expand") == "false"}
+	v, err := s.lib.View(r.Context(), tenant)
+	if err != nil {
+		return err
+	}
+	hits, err := runSearch(v, req)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	if notModified(w, r, v.ETag(now)) {
+		return nil
+	}
+	out := make([]hitJSON, len(hits))
+	for i, h := range hits {
+		out[i] = hitJSON{h.Concept.ID, h.Concept.Bundle, v.Snap.Row(h.Concept, now), h.Score, h.Pos, h.Expanded()}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"digest": v.Snap.Digest, "hits": out})
+	return nil
+}
+
+type sliceJSON struct {
+	Ref     string `json:"ref"`
+	Section string `json:"section,omitempty"`
+	Text    string `json:"text"`
+	Start   int    `json:"start"`
+	End     int    `json:"end"`
+	Total   int    `json:"total"`
+	Matches []int  `json:"matches,omitempty"`
+}
+
+func (s *Server) apiGet(w http.ResponseWriter, r *http.Request, tenant string) error {
+	q := r.URL.Query()
+	req := getRequest{IDs: q["id"], Section: q.Get("section"), Find: q.Get("find")}
+	var err error
+	if req.Offset, err = intParam(q, "offset"); err != nil {
+		return err
+	}
+	if req.Limit, err = intParam(q, "limit"); err != nil {
+		return err
+	}
+	v, err := s.lib.View(r.Context(), tenant)
+	if err != nil {
+		return err
+	}
+	g, err := runGet(v, req)
+	if err != nil {
+		return err
+	}
+	if notModified(w, r, v.ETag(s.now())) {
+		return nil
+	}
+	slices := make([]sliceJSON, len(g.Slices))
+	for i, sl := range g.Slices {
+		slices[i] = sliceJSON{sl.Ref, sl.Section, sl.Text, sl.Start, sl.End, sl.Total, sl.Matches}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"digest": v.Snap.Digest, "slices": slices,
+		"missing": nonNil(g.Missing), "errors": nonNil(g.Problems)})
+	return nil
+}
+
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
+func (s *Server) apiContext(w http.ResponseWriter, r *http.Request, tenant string) error {
+	q := r.URL.Query()
+	budget, err := intParam(q, "budget")
+	if err != nil {
+		return err
+	}
+	v, err := s.lib.View(r.Context(), tenant)
+	if err != nil {
+		return err
+	}
+	p, err := runContext(v, q.Get("q"), budget)
+	if err != nil {
+		return err
+	}
+	if notModified(w, r, v.ETag(s.now())) {
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"digest": v.Snap.Digest, "text": p.Text, "tokens": p.Tokens,
+		"rules": nonNil(p.Rules), "tables": nonNil(p.Tables), "candidates": nonNil(p.Candidates)})
+	return nil
+}
+
+type databaseJSON struct {
+	Name   string   `json:"name"`
+	Engine string   `json:"engine"`
+	Bundle string   `json:"bundle,omitempty"`
+	Tables []string `json:"tables,omitempty"`
+}
+
+func (s *Server) apiDatabases(w http.ResponseWriter, _ *http.Request, tenant string) error {
+	dbs := s.dbs.For(tenant)
+	out := make([]databaseJSON, len(dbs))
+	for i, d := range dbs {
+		out[i] = databaseJSON{d.Name, d.Engine(), d.Bundle, d.Guard.Tables}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"databases": out})
+	return nil
+}
+
+func (s *Server) apiSQL(w http.ResponseWriter, r *http.Request, tenant string) error {
+	var in struct {
+		Database string `json:"database"`
+		SQL      string `json:"sql"`
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		var me *http.MaxBytesError
+		if errors.As(err, &me) {
+			return err
+		}
+		return badRequest("the body must be JSON {\"database\": …, \"sql\": …}: %v", err)
+	}
+	g := grantFrom(r.Context())
+	res, shown, err := s.dbs.Query(r.Context(), tenant, "okf serve "+tenant+"/"+g.Name, in.Database, in.SQL)
+	if ge, ok := sqlguard.AsError(err); ok {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": ge.Text(in.SQL), "layer": ge.Layer, "refused": ge.Refused, "code": ge.Code})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"columns": res.Columns, "rows": res.Rows, "total": res.Total,
+		"total_known": res.TotalKnown, "text": res.Text(shown)})
+	return nil
+}
+
+type documentJSON struct {
+	Bundle string `json:"bundle"`
+	Path   string `json:"path"`
+	Hash   string `json:"hash"`
+	Bytes  int    `json:"bytes"`
+}
+
+func (s *Server) apiSources(w http.ResponseWriter, r *http.Request, tenant string) error {
+	head, docs, err := s.lib.Documents(r.Context(), tenant)
+	if err != nil {
+		return err
+	}
+	out := make([]documentJSON, len(docs))
+	for i, d := range docs {
+		out[i] = documentJSON{d.Bundle, d.Path, d.Hash, len(d.Content)}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"commit": head, "documents": out})
+	return nil
+}
+
+// docAddress reads and checks the bundle and path of a source route.
+func docAddress(r *http.Request) (bundle, path string, err error) {
+	bundle, path = r.PathValue("bundle"), r.PathValue("path")
+	if err := store.ValidateBundle(bundle); err != nil {
+		return "", "", err
+	}
+	if err := store.ValidatePath(path); err != nil {
+		return "", "", err
+	}
+	return bundle, path, nil
+}
+
+func (s *Server) apiSource(w http.ResponseWriter, r *http.Request, tenant string) error {
+	bundle, path, err := docAddress(r)
+	if err != nil {
+		return err
+	}
+	d, err := s.lib.Document(r.Context(), tenant, bundle, path)
+	if err != nil {
+		return err
+	}
+	if notModified(w, r, `"`+d.Hash+`"`) {
+		return nil
+	}
+	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	_, err = w.Write(d.Content)
+	return err
+}
+
+// precondition reads the condition a write must meet: If-Match with the
+// document's current hash (its ETag), If-Match: * for any existing
+// document, or If-None-Match: * for one that must not exist yet. A write
+// without one is refused with 428, so no editor overwrites a change it has
+// not seen.
+func (s *Server) precondition(r *http.Request, tenant, bundle, path string) (ifMatch string, err error) {
+	im, inm := strings.TrimSpace(r.Header.Get("If-Match")), strings.TrimSpace(r.Header.Get("If-None-Match"))
+	switch {
+	case im != "" && inm != "":
+		return "", badRequest("give If-Match or If-None-Match, not both")
+	case inm == "*" && r.Method == http.MethodPut:
+		return "", nil
+	case inm != "":
+		return "", badRequest("a write takes If-None-Match: * only (to create a document)")
+	case im == "":
+		return "", &httpError{http.StatusPreconditionRequired, "send If-Match with the document's hash (its ETag from GET), If-Match: * to replace whatever is there, or If-None-Match: * to create it"}
+	case im == "*":
+		d, err := s.lib.Document(r.Context(), tenant, bundle, path)
+		if errors.Is(err, store.ErrNotFound) {
+			return "", &store.PreconditionError{Tenant: tenant, Bundle: bundle, Path: path, Expected: "*"}
+		}
+		if err != nil {
+			return "", err
+		}
+		return d.Hash, nil
+	}
+	hash := strings.Trim(im, `"`)
+	if b, err := hex.DecodeString(hash); err != nil || len(b) != 32 || strings.HasPrefix(im, "W/") {
+		return "", badRequest("If-Match %s is not a document hash: want the quoted 64 hex digits of its ETag", im)
+	}
+	return hash, nil
+}
+
+func (s *Server) apiPut(w http.ResponseWriter, r *http.Request, tenant string) error {
+	if !s.lib.Writable() {
+		return ErrReadOnly
+	}
+	bundle, path, err := docAddress(r)
+	if err != nil {
+		return err
+	}
+	ifMatch, err := s.precondition(r, tenant, bundle, path)
+	if err != nil {
+		return err
+	}
+	content, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	c, v, err := s.lib.Write(r.Context(), tenant, bundle, path, content, ifMatch)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if ifMatch == "" {
+		status = http.StatusCreated
+	}
+	hash := store.Hash(content)
+	w.Header().Set("ETag", `"`+hash+`"`)
+	writeJSON(w, status, map[string]any{"bundle": bundle, "path": path, "hash": hash, "commit": c.ID, "changed": c.Changed,
+		"digest": v.Snap.Digest, "diagnostics": diagnostics(v, bundle, path)})
+	return nil
+}
+
+// diagnostics are the compiler's notes on one document, when this process
+// compiled the view.
+func diagnostics(v *View, bundle, path string) []string {
+	out := []string{}
+	for _, d := range v.Diagnostics {
+		if d.Bundle == bundle && d.Path == path {
+			out = append(out, d.Message)
+		}
+	}
+	return out
+}
+
+func (s *Server) apiDelete(w http.ResponseWriter, r *http.Request, tenant string) error {
+	if !s.lib.Writable() {
+		return ErrReadOnly
+	}
+	bundle, path, err := docAddress(r)
+	if err != nil {
+		return err
+	}
+	ifMatch, err := s.precondition(r, tenant, bundle, path)
+	if err != nil {
+		return err
+	}
+	c, v, err := s.lib.Delete(r.Context(), tenant, bundle, path, ifMatch)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"bundle": bundle, "path": path, "commit": c.ID, "digest": v.Snap.Digest})
+	return nil
+}

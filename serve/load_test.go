@@ -1,0 +1,252 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/okf-tools/okf/internal/synth"
+	"github.com/okf-tools/okf/store"
+)
+
+// Load test knobs: OKF_LOAD_SECONDS (default 2; BENCHMARKS.md uses 60),
+// OKF_LOAD_CLIENTS (default 32) and OKF_LOAD_CONCEPTS (default 2000).
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		t.Fatalf("%s=%q: want a positive whole number", name, v)
+	}
+	return n
+}
+
+// TestLoad runs okf serve on loopback with a synthetic catalogue and has
+// clients call a mix of search (50%), get (30%) and context (20%) for a
+// fixed time, first each with its own MCP session over streamable HTTP,
+// then through the JSON API. It reports throughput, latency percentiles,
+// errors and the server's peak RSS, and fails on any error.
+func TestLoad(t *testing.T) {
+	seconds := envInt(t, "OKF_LOAD_SECONDS", 2)
+	clients := envInt(t, "OKF_LOAD_CLIENTS", 32)
+	concepts := envInt(t, "OKF_LOAD_CONCEPTS", 2000)
+	okf := okfBinary(t)
+
+	data := t.TempDir()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(data, store.DefaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundles := map[string]map[string][]byte{}
+	for _, d := range synth.Generate(concepts, 1) {
+		if bundles[d.Bundle] == nil {
+			bundles[d.Bundle] = map[string][]byte{}
+		}
+		bundles[d.Bundle][d.Path] = d.Content
+	}
+	if _, err := st.Sync(ctx, "load", bundles, "load test"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	cfg := filepath.Join(data, "okf.yaml")
+	if err := os.WriteFile(cfg, []byte("serve:\n  rate_limit: 1000000\n  burst: 1000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	token, err := MintToken(filepath.Join(data, TokensFile), "load", "load", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, okf, "--data", data, "--config", cfg)
+
+	// The ids to read come from the manifest, as an agent's would.
+	manifest, _ := call(t, mcpClient(t, srv.addr, token), "manifest", map[string]any{"bundle": "b000"})
+	var ids []string
+	for _, line := range strings.Split(manifest, "\n")[3:] {
+		if id, _, ok := strings.Cut(line, "\t"); ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		t.Fatalf("no ids in the manifest:\n%.500s", manifest)
+	}
+	words := []string{"sales", "finance", "orders", "customers", "invoices", "payments", "refunds", "daily", "revenue",
+		"region", "status", "currency", "amount", "net", "gross", "tax", "pipeline", "late", "arriving", "events"}
+	// pick draws one call: its tool and arguments.
+	pick := func(r *rand.Rand) (string, map[string]any) {
+		q := words[r.IntN(len(words))] + " " + words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]
+		switch n := r.IntN(10); {
+		case n < 5:
+			return "search", map[string]any{"query": q}
+		case n < 8:
+			return "get", map[string]any{"ids": []string{ids[r.IntN(len(ids))], ids[r.IntN(len(ids))]}, "section": "schema"}
+		}
+		return "context", map[string]any{"question": "total " + q + " by region"}
+	}
+
+	// Each transport turns a call into one request; "" means it succeeded.
+	viaMCP := func() func(string, map[string]any) string {
+		cs := mcpClient(t, srv.addr, token)
+		return func(tool string, args map[string]any) string {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+			switch {
+			case err != nil:
+				return err.Error()
+			case res.IsError:
+				return fmt.Sprint(res.Content)
+			}
+			return ""
+		}
+	}
+	viaAPI := func() func(string, map[string]any) string {
+		client := &http.Client{Transport: bearer{token, &http.Transport{MaxIdleConnsPerHost: 4}}}
+		return func(tool string, args map[string]any) string {
+			q := url.Values{}
+			switch tool {
+			case "search":
+				q.Set("q", args["query"].(string))
+			case "get":
+				q["id"] = args["ids"].([]string)
+				q.Set("section", args["section"].(string))
+			case "context":
+				q.Set("q", args["question"].(string))
+			}
+			resp, err := client.Get("http://" + srv.addr + "/v1/load/" + tool + "?" + q.Encode())
+			if err != nil {
+				return err.Error()
+			}
+			defer resp.Body.Close()
+			if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+				return err.Error()
+			}
+			if resp.StatusCode != http.StatusOK {
+				return resp.Status
+			}
+			return ""
+		}
+	}
+
+	for _, via := range []struct {
+		name    string
+		connect func() func(string, map[string]any) string
+	}{{"mcp", viaMCP}, {"api", viaAPI}} {
+		t.Run(via.name, func(t *testing.T) {
+			type sample struct {
+				op  string
+				dur time.Duration
+				err string
+			}
+			var (
+				mu      sync.Mutex
+				samples []sample
+				wg      sync.WaitGroup
+			)
+			callers := make([]func(string, map[string]any) string, clients)
+			for c := range callers {
+				callers[c] = via.connect()
+			}
+			deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+			start := time.Now()
+			for c, do := range callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := rand.New(rand.NewPCG(uint64(c), 7))
+					var local []sample
+					for time.Now().Before(deadline) {
+						tool, args := pick(r)
+						t0 := time.Now()
+						msg := do(tool, args)
+						local = append(local, sample{op: tool, dur: time.Since(t0), err: msg})
+					}
+					mu.Lock()
+					samples = append(samples, local...)
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+
+			var durs []time.Duration
+			byOp := map[string]int{}
+			errs := map[string]int{}
+			for _, s := range samples {
+				durs = append(durs, s.dur)
+				byOp[s.op]++
+				if s.err != "" {
+					errs[s.err]++
+				}
+			}
+			if len(durs) == 0 {
+				t.Fatal("no call was made")
+			}
+			slices.Sort(durs)
+			pct := func(p float64) time.Duration { return durs[min(len(durs)-1, int(p*float64(len(durs))))] }
+			t.Logf("load via %s: %d clients, %d concepts, %.1f s: %d calls (search %d, get %d, context %d), %.0f calls/s, p50 %v, p99 %v, max %v, errors %d, server peak RSS so far %d MiB",
+				via.name, clients, concepts, elapsed.Seconds(), len(durs), byOp["search"], byOp["get"], byOp["context"],
+				float64(len(durs))/elapsed.Seconds(), pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond),
+				durs[len(durs)-1].Round(10*time.Microsecond), sum(errs), peakRSS(t, srv.cmd.Process.Pid)>>20)
+			for e, n := range errs {
+				t.Errorf("%d calls failed: %s", n, e)
+			}
+		})
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// mcpClient opens an MCP session with okf serve at addr.
+func mcpClient(t *testing.T, addr, token string) *mcp.ClientSession {
+	t.Helper()
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:             "http://" + addr + "/mcp",
+		HTTPClient:           &http.Client{Transport: bearer{token, &http.Transport{MaxIdleConnsPerHost: 4}}},
+		MaxRetries:           -1,
+		DisableStandaloneSSE: true,
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "okf-load"}, nil).Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// peakRSS reads a process's peak resident set size (VmHWM), in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Logf("peak RSS unknown: %v", err)
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

@@ -1,0 +1,124 @@
+package serve
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/okf-tools/okf/readmodel"
+)
+
+// loadFolder reads dir as bundles: each subfolder one bundle, dot-folders
+// left out.
+func loadFolder(dir string) ([]readmodel.Doc, error) {
+	var docs []readmodel.Doc
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		bundle, path, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		content, err := os.ReadFile(p)
+		docs = append(docs, readmodel.Doc{Bundle: bundle, Path: path, Content: content})
+		return err
+	})
+	return docs, err
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWatch: a change to the watched folder is compiled, and the next
+// search sees it; a change inside a dot-folder is not.
+func TestWatch(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "sales", "orders.md"), "---\ntype: Table\ndescription: Orders.\n---\nOne row per order.\n")
+	docs, err := loadFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := NewFolderLibrary("acme", docs)
+	ctx, cancel := context.WithCancel(context.Background())
+	var (
+		mu      sync.Mutex
+		reports []string
+		done    = make(chan error, 1)
+	)
+	go func() {
+		done <- lib.Watch(ctx, dir, WatchOptions{Debounce: 50 * time.Millisecond, Poll: 10 * time.Millisecond,
+			Load: func() ([]readmodel.Doc, error) { return loadFolder(dir) },
+			Report: func(s string) {
+				mu.Lock()
+				reports = append(reports, s)
+				mu.Unlock()
+			}})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	search := func(q string) string {
+		v, err := lib.View(ctx, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, err := runSearch(v, searchRequest{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return searchText(v, hits, testNow)
+	}
+	// waitFor polls until the search answers as wanted; the deadline only
+	// keeps a broken watcher from hanging the test.
+	waitFor := func(q string, want bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if strings.Contains(search(q), "refunds\tsales") == want {
+				return
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("search %q never answered as wanted (%v); reports: %q", q, want, reports)
+	}
+
+	if strings.Contains(search("refund"), "refunds") {
+		t.Fatal("found refunds before they were written")
+	}
+	before, err := fingerprint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, ".git", "refunds.md"), "---\ntype: Table\n---\nrefund\n")
+	if after, _ := fingerprint(dir); after != before {
+		t.Error("a file in a dot-folder changed the fingerprint")
+	}
+	writeFile(t, filepath.Join(dir, "sales", "refunds.md"), "---\ntype: Table\ndescription: Refunds.\n---\nOne row per refund.\n")
+	waitFor("refund", true)
+	if err := os.Remove(filepath.Join(dir, "sales", "refunds.md")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("refund", false)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reports) < 2 || !strings.HasPrefix(reports[0], "watch: snapshot ") {
+		t.Errorf("reports = %q", reports)
+	}
+}
