@@ -11,6 +11,7 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/okf-tools/okf/readmodel"
@@ -293,7 +294,7 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	if k <= 0 {
 		k = DefaultK
 	}
-	qterms := ix.queryTerms(query)
+	qterms, framing := ix.queryTerms(query)
 	if len(qterms) == 0 || len(ix.snap.Concepts) == 0 {
 		return nil
 	}
@@ -302,10 +303,13 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	scores := sc.scores
 	n := float64(len(ix.snap.Concepts))
 	cands := sc.cands[:0]
-	for _, t := range qterms {
+	for i, t := range qterms {
 		ps := ix.postings[t]
 		df := float64(len(ps))
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		if i >= len(qterms)-framing {
+			idf *= FramingWeight
+		}
 		for _, p := range ps {
 			if scores[p.doc] == 0 {
 				cands = append(cands, p.doc)
@@ -333,18 +337,59 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	return hits
 }
 
-// queryTerms returns the distinct known terms of a query, in order.
-func (ix *Index) queryTerms(query string) []int32 {
-	var out []int32
+// queryTerms returns the distinct known terms of a query: its content
+// words first, then the words that only frame a question ("what is the
+// ..."), counting how many of those end the list; a query of framing words
+// alone counts none as framing. When the query has content words but the
+// knowledge knows none of them, it returns nothing, so a question about
+// something else entirely finds nothing rather than whatever shares its
+// framing.
+func (ix *Index) queryTerms(query string) ([]int32, int) {
+	var out, framing []int32
+	content := false // the query has a word that is not framing, known or not
 	seen := map[int32]bool{}
 	tokenize([]byte(query), nil, func(tok []byte, _ int) {
-		if id, ok := ix.terms[string(tok)]; ok && !seen[id] {
-			seen[id] = true
+		framed := questionWords[string(tok)]
+		content = content || !framed
+		id, ok := ix.terms[string(tok)]
+		if !ok || seen[id] {
+			return
+		}
+		seen[id] = true
+		if framed {
+			framing = append(framing, id)
+		} else {
 			out = append(out, id)
 		}
 	})
-	return out
+	switch {
+	case !content:
+		return framing, 0
+	case len(out) == 0:
+		// Every word that says what the question is about is unknown here:
+		// nothing in the knowledge answers it, however its framing matches.
+		return nil, 0
+	}
+	return append(out, framing...), len(framing)
 }
+
+// FramingWeight scales the score of the words that only frame a question
+// when it has others, so "what is an active customer" ranks by "active
+// customer"; set by the sweep recorded in BENCHMARKS.md.
+const FramingWeight = 0.5
+
+// questionWords are English words that frame a question rather than name
+// what it is about: "what is the weather in Zanzibar" must not match a rule
+// that says "what an order is worth".
+var questionWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an and are as at be by can could did do does for from how
+		i in is it its of on or that the their there these they this to was were what when where
+		which who whom whose why will with would you your`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // expand returns up to k concepts the hits link to, in the same bundle, that
 // are not hits themselves: most-pointed-at first, then by the rank of the

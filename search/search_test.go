@@ -161,3 +161,25 @@ func TestSearchSharedBundles(t *testing.T) {
 		t.Errorf("k=3 gave %d direct hits and %d rows", direct, len(hits))
 	}
 }
+
+func TestQuestionAboutSomethingElseFindsNothing(t *testing.T) {
+	ix := Build(snap(t, shop))
+	if hits := ix.Search("what is the weather in zanzibar today", Options{}); hits != nil {
+		t.Errorf("an out-of-scope question matched on its framing words: %v", ids(hits))
+	}
+	if pack := ix.Context("what is the weather in zanzibar today", PackOptions{Count: countWords}); len(pack.Rules)+len(pack.Tables)+len(pack.Candidates) != 0 {
+		t.Errorf("an out-of-scope question got a pack: %+v", pack)
+	}
+	// Framing words alone still search, and count beside known words.
+	if hits := ix.Search("who are they", Options{NoExpand: true}); len(hits) == 0 {
+		t.Error("a query of framing words only found nothing")
+	}
+	with := ix.Search("what is an active customer", Options{K: 2, NoExpand: true})
+	without := ix.Search("active customer", Options{K: 2, NoExpand: true})
+	if len(with) != 2 || with[0].Concept != without[0].Concept && with[0].Concept != without[1].Concept {
+		t.Errorf("framing words changed what is found: %v against %v", ids(with), ids(without))
+	}
+	if with[0].Score >= without[0].Score+1 {
+		t.Errorf("framing words weigh too much: %.2f against %.2f", with[0].Score, without[0].Score)
+	}
+}
