@@ -382,15 +382,21 @@ func (s *Server) precondition(r *http.Request, tenant, bundle, path string) (ifM
 	return hash, nil
 }
 
-func (s *Server) apiPut(w http.ResponseWriter, r *http.Request, tenant string) error {
+// writeTarget checks that a write may happen at all and returns the
+// document it addresses and the hash it must replace.
+func (s *Server) writeTarget(r *http.Request, tenant string) (bundle, path, ifMatch string, err error) {
 	if !s.lib.Writable() {
-		return ErrReadOnly
+		return "", "", "", ErrReadOnly
 	}
-	bundle, path, err := docAddress(r)
-	if err != nil {
-		return err
+	if bundle, path, err = docAddress(r); err != nil {
+		return "", "", "", err
 	}
-	ifMatch, err := s.precondition(r, tenant, bundle, path)
+	ifMatch, err = s.precondition(r, tenant, bundle, path)
+	return bundle, path, ifMatch, err
+}
+
+func (s *Server) apiPut(w http.ResponseWriter, r *http.Request, tenant string) error {
+	bundle, path, ifMatch, err := s.writeTarget(r, tenant)
 	if err != nil {
 		return err
 	}
@@ -426,14 +432,7 @@ func diagnostics(v *View, bundle, path string) []string {
 }
 
 func (s *Server) apiDelete(w http.ResponseWriter, r *http.Request, tenant string) error {
-	if !s.lib.Writable() {
-		return ErrReadOnly
-	}
-	bundle, path, err := docAddress(r)
-	if err != nil {
-		return err
-	}
-	ifMatch, err := s.precondition(r, tenant, bundle, path)
+	bundle, path, ifMatch, err := s.writeTarget(r, tenant)
 	if err != nil {
 		return err
 	}
