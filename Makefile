@@ -12,16 +12,12 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/okf
 
-# The main job on the embedded defaults: compile the example shop database's
-# documentation into an OKF bundle, validate it strictly, keep it in an
-# embedded store, and show what an agent would read for a question.
+# The whole job on the embedded defaults (okf demo): build the example shop
+# database, compile and validate its bundle, store it, show the context packs
+# of its questions against the raw docs, run a guarded query and a refused
+# attack, then ask a configured model, or say how to connect one.
 demo: build
-	@rm -rf $(DEMO) && mkdir -p $(DEMO)
-	$(BIN) compile examples/shop --out $(DEMO)/bundles --generated-at 2026-01-01T00:00:00Z
-	$(BIN) validate --strict $(DEMO)/bundles/shop
-	$(BIN) import $(DEMO)/bundles --data $(DEMO)/data
-	$(BIN) search --data $(DEMO)/data -k 3 "active customer"
-	$(BIN) context --data $(DEMO)/data --budget 800 "Which active customers are not high-value customers?"
+	$(BIN) demo --dir $(DEMO)
 
 test: fmt-check vet
 	$(GO) test ./...

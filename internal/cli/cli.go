@@ -45,6 +45,17 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
+// exactArgs refuses a command line without exactly n arguments, saying
+// what the command takes ("one folder"), as bad usage (exit 2).
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError("%s takes %s, got %d arguments", c.Name(), what, len(args))
+		}
+		return nil
+	}
+}
+
 // silentExit ends a command with a code and no further message.
 func silentExit(code int) error { return &exitError{code: code} }
 
@@ -146,6 +157,8 @@ question needs at the lowest token cost.`,
 		newChatCmd(e),
 		newRunsCmd(e),
 		newDoctorCmd(e),
+		newDemoCmd(e),
+		newGraphCmd(e),
 	)
 	return root
 }

@@ -36,10 +36,8 @@ that is renamed into place only when complete, so a failed export leaves
 		Example: `  okf export ./out                    # every bundle, one subfolder each
   okf export ./sales --bundle sales   # one bundle, the folder is the bundle
   okf export ./out --tenant acme --force`,
+		Args: exactArgs(1, "one folder"),
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError("export takes one folder, got %d arguments", len(args))
-			}
 			dir := args[0]
 			if bundle != "" {
 				if err := store.ValidateBundle(bundle); err != nil {

@@ -40,10 +40,8 @@ readable and every name is valid.`,
 		Example: `  okf import ./bundles                      # each subfolder a bundle
   okf import ./docs/sales --bundle sales    # the folder itself as one bundle
   okf import ./bundles --tenant acme --store postgres://okf@db/okf`,
+		Args: exactArgs(1, "one folder"),
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError("import takes one folder, got %d arguments", len(args))
-			}
 			if err := sf.check(); err != nil {
 				return err
 			}

@@ -34,10 +34,8 @@ or a unique constraint. Everything runs in one transaction.
 		Example: `  okf load ../shared/data/livesqlbench/base-lite/solar --into postgres://localhost/solar
   okf load ../shared/data/livesqlbench/base-lite/museum --into sqlite:museum.db --add-missing-keys
   okf load ../shared/data/livesqlbench/base-lite/credit --print postgres --enums-from-meanings`,
+		Args: exactArgs(1, "one database folder"),
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError("load takes one database folder, got %d arguments", len(args))
-			}
 			if (into == "") == (print == "") {
 				return usageError("load needs exactly one of --into and --print")
 			}

@@ -36,12 +36,7 @@ Exit status: 0 the role reads and nothing else, 1 setup failed or the role can
 do more than read, 2 bad usage or configuration.`,
 		Example: `  OKF_AGENT_PASSWORD=… okf prepare solar
   okf prepare --admin-dsn postgres://postgres@localhost/solar solar`,
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError("prepare takes one database, got %d arguments", len(args))
-			}
-			return nil
-		},
+		Args: exactArgs(1, "one database"),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -16,6 +18,7 @@ func newRunsCmd(e *env) *cobra.Command {
 		configPath string
 		dir        string
 		last       int
+		htmlOut    string
 	)
 	c := &cobra.Command{
 		Use:   "runs [show <run> | compare <run> <run>...]",
@@ -30,10 +33,17 @@ runs side by side: calls, concepts read, SQL attempts and errors, tokens,
 cost, times and the submitted SQL.
 
 A <run> is an id (or its first characters), a number from the list (1 the
-oldest), or last for the newest.`,
+oldest), or last for the newest.
+
+--html writes the runs as one self-contained page instead (no network): the
+listed runs newest first, or the run of show, or the runs of compare; each
+with its steps, tokens and times, tool calls with their SQL and results,
+the concepts read and the answer.`,
 		Example: `  okf runs
   okf runs show last
-  okf runs compare 3f2a1 9c07e`,
+  okf runs compare 3f2a1 9c07e
+  okf runs show last --html run.html
+  okf runs --last 50 --html runs.html`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if dir == "" {
@@ -52,6 +62,9 @@ oldest), or last for the newest.`,
 			runs, err := trace.Load(dir)
 			if err != nil {
 				return err
+			}
+			if htmlOut != "" {
+				return writeRunsHTML(e, htmlOut, runs, args, last)
 			}
 			if len(args) == 0 {
 				if len(runs) == 0 {
@@ -88,5 +101,51 @@ oldest), or last for the newest.`,
 	c.Flags().StringVar(&configPath, "config", config.DefaultFile, "configuration file naming the runs folder")
 	c.Flags().StringVar(&dir, "runs", "", "the runs folder (default: okf.yaml's agent.runs, else runs)")
 	c.Flags().IntVar(&last, "last", 20, "list only the newest runs (0: all)")
+	c.Flags().StringVar(&htmlOut, "html", "", `write the runs as a self-contained HTML page to this file ("-" for standard output)`)
 	return c
+}
+
+// writeRunsHTML writes the run viewer: the runs picked by args (show or
+// compare), else the newest last runs, newest first.
+func writeRunsHTML(e *env, out string, runs []trace.Record, args []string, last int) error {
+	var picked []*trace.Record
+	switch {
+	case len(args) == 0:
+		from := 0
+		if last > 0 && len(runs) > last {
+			from = len(runs) - last
+		}
+		for i := len(runs) - 1; i >= from; i-- {
+			picked = append(picked, &runs[i])
+		}
+	case (args[0] == "show" && len(args) == 2) || (args[0] == "compare" && len(args) >= 3):
+		for _, ref := range args[1:] {
+			r, err := trace.Find(runs, ref)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			picked = append(picked, r)
+		}
+	default:
+		return usageError("runs takes no argument, show <run>, or compare <run> <run>...")
+	}
+	if len(picked) == 0 {
+		return errors.New("no runs to show")
+	}
+	title := "okf runs"
+	if len(picked) == 1 {
+		title = "okf run " + picked[0].ID
+	}
+	if out == "-" {
+		return trace.WriteHTML(e.stdout, title, picked)
+	}
+	if err := writePage(out, func(w io.Writer) error { return trace.WriteHTML(w, title, picked) }); err != nil {
+		return err
+	}
+	noun := "runs"
+	if len(picked) == 1 {
+		noun = "run"
+	}
+	fmt.Fprintf(e.stderr, "wrote %s: %d %s; open it in a browser\n", out, len(picked), noun)
+	return nil
 }

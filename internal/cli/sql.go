@@ -38,12 +38,7 @@ configuration.`,
   okf sql sqlite:superhero.sqlite "SELECT count(*) FROM hero_power"
   okf sql --json solar "SELECT * FROM plant"
   okf sql --audit audit.jsonl solar "SELECT 1"`,
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) != 2 {
-				return usageError("sql takes a database and a query, got %d arguments", len(args))
-			}
-			return nil
-		},
+		Args: exactArgs(2, "a database and a query"),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()

@@ -1,0 +1,124 @@
+package graph_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/compile/livesqlbench"
+	"github.com/okf-tools/okf/graph"
+	"github.com/okf-tools/okf/readmodel"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+var day = time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+
+// shopSnapshot compiles the example shop's documentation in memory.
+func shopSnapshot(t *testing.T) *readmodel.Snapshot {
+	t.Helper()
+	abs, err := filepath.Abs("../examples/shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := livesqlbench.Read(abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := compile.Build(db, compile.Options{Generator: "okf/test", GeneratedAt: day})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []readmodel.Doc
+	for _, p := range b.Paths() {
+		docs = append(docs, readmodel.Doc{Bundle: b.Name, Path: p, Content: b.Files[p]})
+	}
+	s, _ := readmodel.Build("test", docs)
+	return s
+}
+
+// The data block of the example shop's page is the golden file, byte for
+// byte, and the page carries it unchanged.
+func TestShopGolden(t *testing.T) {
+	d, err := graph.Build(shopSnapshot(t), "shop", day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "shop.json")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("graph data differs from %s (rerun with -update and read the diff)", golden)
+	}
+	if len(d.Nodes) != 15 || len(d.Kinds) != 4 || d.Kinds[0] != "business_rule" {
+		t.Errorf("%d nodes, kinds %v", len(d.Nodes), d.Kinds)
+	}
+	var page bytes.Buffer
+	if err := d.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	html := page.String()
+	if !strings.Contains(html, `<script type="application/json" id="okf-graph">`+string(got)+`</script>`) {
+		t.Error("the page does not carry the data block verbatim")
+	}
+	for _, banned := range []string{"http://", "https://", "//cdn", "<link "} {
+		if strings.Contains(strings.ReplaceAll(html, "http://www.w3.org/2000/svg", ""), banned) {
+			t.Errorf("the page reaches for the network: %q", banned)
+		}
+	}
+	var again bytes.Buffer
+	d2, _ := graph.Build(shopSnapshot(t), "shop", day)
+	if err := d2.WriteHTML(&again); err != nil || again.String() != html {
+		t.Error("the same bundle gave a different page")
+	}
+}
+
+func TestStatusesLinksAndEscaping(t *testing.T) {
+	doc := func(front, body string) []byte { return []byte("---\n" + front + "\n---\n\n" + body + "\n") }
+	s, _ := readmodel.Build("t", []readmodel.Doc{
+		{Bundle: "b", Path: "a.md", Content: doc("type: Metric\ntitle: A </script><b>", "See [b](/b.md) and [b again](/b.md) and [self](/a.md).")},
+		{Bundle: "b", Path: "b.md", Content: doc("type: Metric\ntitle: B\nstatus: draft", "Back to [a](/a.md).")},
+		{Bundle: "b", Path: "c.md", Content: doc("type: Table\ntitle: C\nstale_after: 2026-01-01", "Alone.")},
+		{Bundle: "other", Path: "x.md", Content: doc("type: Table\ntitle: X", "Elsewhere.")},
+	})
+	d, err := graph.Build(s, "b", day, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	for _, n := range d.Nodes {
+		statuses = append(statuses, n.Ref+"="+n.Status)
+	}
+	if got := strings.Join(statuses, " "); got != "b/a=- b/b=draft b/c=stale" {
+		t.Errorf("nodes and statuses: %s", got)
+	}
+	if len(d.Links) != 2 || d.Links[0] != [2]int{0, 1} || d.Links[1] != [2]int{1, 0} {
+		t.Errorf("links %v: want a→b and b→a once each, no self-link", d.Links)
+	}
+	var page bytes.Buffer
+	if err := d.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(page.String(), "A </script><b>") {
+		t.Error("a title closed the data block's script element")
+	}
+	if _, err := graph.Build(s, "x", day, "nope"); err == nil || !strings.Contains(err.Error(), `no bundle "nope"`) {
+		t.Errorf("unknown bundle: %v", err)
+	}
+}

@@ -1,0 +1,45 @@
+package trace
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+)
+
+//go:embed viewer.html
+var viewer embed.FS
+
+var viewerPage = template.Must(template.ParseFS(viewer, "viewer.html"))
+
+// ViewerJSON is the data block of the run viewer: the runs, indented, with
+// <, > and & escaped so no recorded text can close the script element.
+func ViewerJSON(runs []*Record) ([]byte, error) {
+	if runs == nil {
+		runs = []*Record{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(runs); err != nil {
+		return nil, fmt.Errorf("encoding runs for the viewer: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// WriteHTML writes a self-contained page (inline script and styles, no
+// network) that shows runs: a list, and for the chosen run every step
+// with its tokens and times, every tool call with its arguments, SQL and
+// result, the concepts read, and the answer. The first run is shown first.
+func WriteHTML(w io.Writer, title string, runs []*Record) error {
+	data, err := ViewerJSON(runs)
+	if err != nil {
+		return err
+	}
+	return viewerPage.Execute(w, struct {
+		Title string
+		Data  template.JS
+	}{title, template.JS(data)})
+}
