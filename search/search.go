@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/okf-tools/okf/readmodel"
 )
@@ -286,6 +287,26 @@ type Hit struct {
 
 // Expanded reports whether the hit came from the link expansion.
 func (h Hit) Expanded() bool { return h.Via > 0 }
+
+// Result is a hit as tools hand it out: the concept's manifest row as read
+// at a given time, its score, and where in its body to read.
+type Result struct {
+	ID       string  `json:"id"`
+	Bundle   string  `json:"bundle"`
+	Row      string  `json:"row"`
+	Score    float64 `json:"score"`
+	Pos      int     `json:"pos"`
+	Expanded bool    `json:"expanded"`
+}
+
+// Results renders hits as results, their rows read at now.
+func (ix *Index) Results(hits []Hit, now time.Time) []Result {
+	out := make([]Result, len(hits))
+	for i, h := range hits {
+		out[i] = Result{h.Concept.ID, h.Concept.Bundle, ix.snap.Row(h.Concept, now), h.Score, h.Pos, h.Expanded()}
+	}
+	return out
+}
 
 // Search ranks concepts for a query: the top K direct hits by BM25, then up
 // to K concepts they link to, ranked by how many hits point at each.

@@ -150,15 +150,6 @@ func (s *Server) apiSnapshot(w http.ResponseWriter, r *http.Request, tenant stri
 	return nil
 }
 
-type hitJSON struct {
-	ID       string  `json:"id"`
-	Bundle   string  `json:"bundle"`
-	Row      string  `json:"row"`
-	Score    float64 `json:"score"`
-	Pos      int     `json:"pos"`
-	Expanded bool    `json:"expanded"`
-}
-
 func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request, tenant string) error {
 	q := r.URL.Query()
 	k, err := intParam(q, "k")
@@ -178,11 +169,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request, tenant string
 	if notModified(w, r, v.ETag(now)) {
 		return nil
 	}
-	out := make([]hitJSON, len(hits))
-	for i, h := range hits {
-		out[i] = hitJSON{h.Concept.ID, h.Concept.Bundle, v.Snap.Row(h.Concept, now), h.Score, h.Pos, h.Expanded()}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"digest": v.Snap.Digest, "hits": out})
+	writeJSON(w, http.StatusOK, map[string]any{"digest": v.Snap.Digest, "hits": v.Index.Results(hits, now)})
 	return nil
 }
 

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"github.com/okf-tools/okf/search"
 	"net/http"
 	"net/url"
 	"strings"
@@ -59,7 +60,7 @@ func TestAPIReads(t *testing.T) {
 
 	var hits struct {
 		Digest string
-		Hits   []hitJSON
+		Hits   []search.Result
 	}
 	resp, body = f.request(t, "GET", "/v1/acme/search?q=active+customer&k=1&expand=false", tokAcmeRead, nil, nil)
 	wantStatus(t, resp, body, http.StatusOK)
@@ -139,7 +140,7 @@ func TestAPIWrites(t *testing.T) {
 	first := w.Hash
 
 	// The next search sees the new concept, over the API and over MCP.
-	var hits struct{ Hits []hitJSON }
+	var hits struct{ Hits []search.Result }
 	_, body = f.request(t, "GET", "/v1/acme/search?q=platypus", tokAcmeRead, nil, nil)
 	decode(t, body, &hits)
 	if len(hits.Hits) == 0 || hits.Hits[0].ID != "knowledge/churn" {

@@ -33,21 +33,10 @@ row came from the link expansion. Bodies are never printed.`,
 			if err != nil {
 				return err
 			}
-			hits := search.Build(s).Search(args[0], opt)
+			ix := search.Build(s)
+			hits := ix.Search(args[0], opt)
 			if asJSON {
-				type row struct {
-					ID       string  `json:"id"`
-					Bundle   string  `json:"bundle"`
-					Row      string  `json:"row"`
-					Score    float64 `json:"score"`
-					Pos      int     `json:"pos"`
-					Expanded bool    `json:"expanded"`
-				}
-				rows := []row{}
-				for _, h := range hits {
-					rows = append(rows, row{h.Concept.ID, h.Concept.Bundle, s.Row(h.Concept, now), h.Score, h.Pos, h.Expanded()})
-				}
-				out, err := json.MarshalIndent(rows, "", "  ")
+				out, err := json.MarshalIndent(ix.Results(hits, now), "", "  ")
 				if err != nil {
 					return err
 				}
