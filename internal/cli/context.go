@@ -27,7 +27,7 @@ o200k tokenizer. It is the one-call way for an agent to get started; read
 more with okf get.`,
 		Example: `  okf context --dir ./bundles/disaster "Which hubs have a resource utilization ratio above 5?"
   okf context --dir ./bundles --budget 1000 --json "on-time delivery rate by carrier"`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1, "one question"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if opt.Budget < 100 {
 				return usageError("--budget %d is too small to hold anything useful (at least 100)", opt.Budget)

@@ -31,7 +31,12 @@ phrase, with the offsets of every match. Unknown ids are listed in a final
 		Example: `  okf get --dir ./bundles tables/orders
   okf get --dir ./bundles tables/orders#schema knowledge/active-customer
   okf get --dir ./bundles tables/events_ --find "event_params" --limit 800`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("get takes at least one id")
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			s, err := src.snapshot(e)
 			if err != nil {

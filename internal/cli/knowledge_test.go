@@ -79,6 +79,11 @@ func TestReadCommandOutputs(t *testing.T) {
 			t.Errorf("context pack lacks %q:\n%s", s, pack)
 		}
 	}
+	for _, args := range [][]string{{"search"}, {"search", "a", "b"}, {"context"}, {"get"}} {
+		if code, _, errOut := run(t, append(args, "--dir", dir)...); code != 2 || !strings.Contains(errOut, "takes") {
+			t.Errorf("%v: exit %d, %q; want 2 and what it takes", args, code, errOut)
+		}
+	}
 	if code, _, _ := run(t, "context", "--dir", dir, "--budget", "10", "x"); code != 2 {
 		t.Errorf("a 10-token budget: exit %d, want 2", code)
 	}

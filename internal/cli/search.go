@@ -27,7 +27,7 @@ more column, pos: the body offset where the query's words cluster densest
 row came from the link expansion. Bodies are never printed.`,
 		Example: `  okf search --dir ./bundles "resource utilization ratio"
   okf search --dir ./bundles -k 3 --bundle solar "panel degradation"`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1, "one query"),
 		RunE: func(c *cobra.Command, args []string) error {
 			s, now, err := src.open(e, opt.Bundle)
 			if err != nil {
