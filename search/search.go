@@ -183,10 +183,15 @@ func BuildWeighted(s *readmodel.Snapshot, w Weights) *Index {
 	}
 	var total float64
 	for w, sh := range shards {
-		for _, e := range sh.entries {
-			t := remaps[w][e.term]
-			ix.postings[t] = append(ix.postings[t], posting{doc: e.doc, tf: e.tf})
+		k := 0
+		for doc, end := range sh.ends {
+			for ; k < end; k++ {
+				e := sh.entries[k]
+				t := remaps[w][e.term]
+				ix.postings[t] = append(ix.postings[t], posting{doc: int32(sh.lo + doc), tf: e.tf})
+			}
 		}
+		sh.entries = nil
 	}
 	for i := range s.Concepts {
 		total += float64(ix.docLen[i])
@@ -212,17 +217,21 @@ func BuildWeighted(s *readmodel.Snapshot, w Weights) *Index {
 type shard struct {
 	terms   map[string]int32
 	names   []string // local term id → term
-	entries []entry
+	entries []entry  // the (term, frequency) pairs of each concept in turn
+	lo      int      // the first concept
+	ends    []int    // where each concept's entries end
 }
 
-// entry is one (term, concept, weighted term frequency) triple.
+// entry is a term and its weighted frequency in one concept.
 type entry struct {
-	term, doc int32
-	tf        float32
+	term int32
+	tf   float32
 }
 
 // index tokenizes concepts [lo, hi), writing their lengths into docLen.
 func (sh *shard) index(s *readmodel.Snapshot, lo, hi int, docLen []float32, w Weights) {
+	sh.lo = lo
+	sh.ends = make([]int, 0, hi-lo)
 	var counts []float32 // per local term id, for the current concept
 	var touched []int32
 	var buf []byte
@@ -253,9 +262,10 @@ func (sh *shard) index(s *readmodel.Snapshot, lo, hi int, docLen []float32, w We
 		add([]byte(c.Summary), w.Cell)
 		add(s.Body(c), w.Body)
 		for _, id := range touched {
-			sh.entries = append(sh.entries, entry{term: id, doc: int32(doc), tf: counts[id]})
+			sh.entries = append(sh.entries, entry{term: id, tf: counts[id]})
 			counts[id] = 0
 		}
+		sh.ends = append(sh.ends, len(sh.entries))
 		touched = touched[:0]
 	}
 }

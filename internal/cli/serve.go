@@ -52,6 +52,7 @@ type running struct {
 
 // start opens the knowledge, the databases and the audit log.
 func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, error), version string) (*running, error) {
+	serve.TuneGC()
 	if f.watch != "" && f.src.dir != "" {
 		return nil, usageError("--dir and --watch both name a folder: give one")
 	}

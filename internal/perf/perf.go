@@ -20,6 +20,7 @@ import (
 	"github.com/okf-tools/okf/internal/tokens"
 	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/search"
+	"github.com/okf-tools/okf/serve"
 )
 
 // Result is one size's measurements. Durations are in milliseconds.
@@ -89,7 +90,9 @@ func Run(n, rounds int) (Result, error) {
 	debug.FreeOSMemory()
 	resetPeakRSS()
 
-	// The serving side: open the stored snapshot, index it, answer.
+	// The serving side: open the stored snapshot, index it, answer, with
+	// the collector set as okf serve sets it.
+	serve.TuneGC()
 	snap, err := readmodel.Decode(enc)
 	if err != nil {
 		return r, err
