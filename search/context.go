@@ -63,25 +63,40 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 	p := &packer{ix: ix, count: o.Count, budget: budget, used: map[int]bool{}}
 	p.add(fmt.Sprintf("# Knowledge for: %s\n", oneLine(question)))
 
-	// Take rule hits best first, each with the rules it depends on and the
-	// schema rows and joins they need, while the whole still fits and the
-	// hit scores at least MinRelevance of the best.
+	// Take the rules the question names, then rule hits best first, each
+	// with the rules it depends on and the schema rows and joins they need,
+	// while the whole still fits and a hit scores at least MinRelevance of
+	// the best.
 	var rules []int
 	cols := map[int]map[string]bool{}
 	body := ""
 	taken, top := 0, 0.0
+	type candidate struct {
+		i     int
+		score float64
+		named bool
+	}
+	var cands []candidate
+	for _, i := range ix.namedRules(question, o.Bundle) {
+		cands = append(cands, candidate{i: i, named: true})
+	}
 	for _, h := range hits {
+		cands = append(cands, candidate{i: ix.position0(h.Concept), score: h.Score})
+	}
+	for _, cand := range cands {
 		if taken == nRules {
 			break
 		}
-		i := ix.position0(h.Concept)
-		if isTable(h.Concept) || contains(rules, i) {
+		i := cand.i
+		if isTable(&s.Concepts[i]) || contains(rules, i) {
 			continue
 		}
-		if top == 0 {
-			top = h.Score
-		} else if h.Score < minRel*top {
-			break
+		if !cand.named {
+			if top == 0 {
+				top = cand.score
+			} else if cand.score < minRel*top {
+				break
+			}
 		}
 		var group []int
 		for _, j := range ix.dependsOn(i) {
@@ -286,6 +301,64 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 func (ix *Index) position0(c *readmodel.Concept) int {
 	i, _ := ix.snap.LookupIn(c.Bundle, c.ID)
 	return i
+}
+
+// namedRules returns the rules whose title the question spells out, in
+// full or by the abbreviation in its brackets ("Resource Utilization Ratio
+// (RUR)"), longest title first. A question that names a rule needs it
+// however little else of the rule's text it shares. Plurals match singulars
+// ("active customers" names "Active Customer").
+func (ix *Index) namedRules(question, bundle string) []int {
+	q := map[string]bool{}
+	for _, t := range Tokens(question) {
+		q[singular(t)] = true
+	}
+	type named struct{ i, words int }
+	var out []named
+	for i := range ix.snap.Concepts {
+		c := &ix.snap.Concepts[i]
+		if (bundle != "" && c.Bundle != bundle) || isTable(c) {
+			continue
+		}
+		name, abbr, _ := strings.Cut(c.Title, "(")
+		for _, part := range []string{name, abbr} {
+			if words := spelled(part, q); words > 0 {
+				out = append(out, named{i, words})
+				break
+			}
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].words > out[b].words })
+	idx := make([]int, len(out))
+	for k, n := range out {
+		idx[k] = n.i
+	}
+	return idx
+}
+
+// spelled returns how many words of a title the question set holds, or 0
+// unless it holds every one that is not a framing word.
+func spelled(title string, q map[string]bool) int {
+	words := 0
+	for _, t := range Tokens(title) {
+		if questionWords[t] {
+			continue
+		}
+		if !q[singular(t)] {
+			return 0
+		}
+		words++
+	}
+	return words
+}
+
+// singular drops a plural "s" for comparing words: "customers" and
+// "customer" compare equal; "status" and "class" are left alone.
+func singular(t string) string {
+	if len(t) > 3 && strings.HasSuffix(t, "s") && !strings.HasSuffix(t, "ss") && !strings.HasSuffix(t, "us") {
+		return t[:len(t)-1]
+	}
+	return t
 }
 
 // isTable reports whether a concept describes a table: its kind says so,

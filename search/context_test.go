@@ -76,3 +76,35 @@ func TestContextPackRespectsBudget(t *testing.T) {
 		t.Errorf("a budget too small for any rule should still point somewhere: %+v", small)
 	}
 }
+
+func TestContextPackTakesTheRulesAQuestionNames(t *testing.T) {
+	docs := map[string]string{}
+	for k, v := range compiled {
+		docs[k] = v
+	}
+	// A rule that matches many rare words of the question outscores the
+	// one it names; the named one must still come.
+	docs["hub:knowledge/staff.md"] = "---\ntype: Business Rule\ntitle: Staff Bands\n---\n# Definition\n\nCompanies with fewer than 50 staff are small; fewer than 250 staff, medium.\n"
+	ix := Build(snap(t, docs))
+	pack := ix.Context("How many big teams are companies with fewer than 50 staff?", PackOptions{Budget: 1000, Count: countWords})
+	if !containsRef(pack.Rules, "hub/knowledge/big-team") || !containsRef(pack.Rules, "hub/knowledge/staff") {
+		t.Errorf("rules %v: want the named Big Team rule beside Staff Bands", pack.Rules)
+	}
+	// By abbreviation.
+	pack = ix.Context("hubs where RUR is above 5", PackOptions{Budget: 1000, Count: countWords})
+	if !containsRef(pack.Rules, "hub/knowledge/rur") {
+		t.Errorf("rules %v: want the rule named by its abbreviation", pack.Rules)
+	}
+	if singular("customers") != "customer" || singular("status") != "status" || singular("class") != "class" {
+		t.Error("singular folds the wrong words")
+	}
+}
+
+func containsRef(refs []string, ref string) bool {
+	for _, r := range refs {
+		if r == ref {
+			return true
+		}
+	}
+	return false
+}
