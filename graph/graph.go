@@ -8,9 +8,7 @@
 package graph
 
 import (
-	"bytes"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -18,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/okf-tools/okf/internal/scriptjson"
 	"github.com/okf-tools/okf/readmodel"
 )
 
@@ -103,13 +102,11 @@ func Build(s *readmodel.Snapshot, title string, now time.Time, bundles ...string
 // JSON is the page's data block: indented, with <, > and & escaped so it
 // cannot close the script element that holds it.
 func (d *Data) JSON() ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", " ")
-	if err := enc.Encode(d); err != nil {
+	b, err := scriptjson.Marshal(d)
+	if err != nil {
 		return nil, fmt.Errorf("encoding the graph: %w", err)
 	}
-	return b.Bytes(), nil
+	return b, nil
 }
 
 //go:embed page.html

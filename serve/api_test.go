@@ -3,13 +3,13 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"github.com/okf-tools/okf/search"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/okf-tools/okf/internal/pgtest"
+	"github.com/okf-tools/okf/search"
 	"github.com/okf-tools/okf/store"
 	_ "github.com/okf-tools/okf/store/postgres"
 )

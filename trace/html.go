@@ -1,12 +1,12 @@
 package trace
 
 import (
-	"bytes"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
+
+	"github.com/okf-tools/okf/internal/scriptjson"
 )
 
 //go:embed viewer.html
@@ -20,13 +20,11 @@ func ViewerJSON(runs []*Record) ([]byte, error) {
 	if runs == nil {
 		runs = []*Record{}
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", " ")
-	if err := enc.Encode(runs); err != nil {
+	b, err := scriptjson.Marshal(runs)
+	if err != nil {
 		return nil, fmt.Errorf("encoding runs for the viewer: %w", err)
 	}
-	return b.Bytes(), nil
+	return b, nil
 }
 
 // WriteHTML writes a self-contained page (inline script and styles, no
