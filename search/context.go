@@ -309,21 +309,30 @@ func (ix *Index) position0(c *readmodel.Concept) int {
 // however little else of the rule's text it shares. Plurals match singulars
 // ("active customers" names "Active Customer").
 func (ix *Index) namedRules(question, bundle string) []int {
+	ix.titleOnce.Do(func() {
+		ix.titleWords = make([][2][]string, len(ix.snap.Concepts))
+		for i := range ix.snap.Concepts {
+			c := &ix.snap.Concepts[i]
+			if isTable(c) {
+				continue
+			}
+			name, abbr, _ := strings.Cut(c.Title, "(")
+			ix.titleWords[i] = [2][]string{nameWords(name), nameWords(abbr)}
+		}
+	})
 	q := map[string]bool{}
 	for _, t := range Tokens(question) {
 		q[singular(t)] = true
 	}
 	type named struct{ i, words int }
 	var out []named
-	for i := range ix.snap.Concepts {
-		c := &ix.snap.Concepts[i]
-		if (bundle != "" && c.Bundle != bundle) || isTable(c) {
+	for i, forms := range ix.titleWords {
+		if bundle != "" && ix.snap.Concepts[i].Bundle != bundle {
 			continue
 		}
-		name, abbr, _ := strings.Cut(c.Title, "(")
-		for _, part := range []string{name, abbr} {
-			if words := spelled(part, q); words > 0 {
-				out = append(out, named{i, words})
+		for _, words := range forms {
+			if len(words) > 0 && allIn(words, q) {
+				out = append(out, named{i, len(words)})
 				break
 			}
 		}
@@ -336,20 +345,25 @@ func (ix *Index) namedRules(question, bundle string) []int {
 	return idx
 }
 
-// spelled returns how many words of a title the question set holds, or 0
-// unless it holds every one that is not a framing word.
-func spelled(title string, q map[string]bool) int {
-	words := 0
+// nameWords returns the words of a title that name something: singular,
+// without framing words.
+func nameWords(title string) []string {
+	var out []string
 	for _, t := range Tokens(title) {
-		if questionWords[t] {
-			continue
+		if !questionWords[t] {
+			out = append(out, singular(t))
 		}
-		if !q[singular(t)] {
-			return 0
-		}
-		words++
 	}
-	return words
+	return out
+}
+
+func allIn(words []string, set map[string]bool) bool {
+	for _, w := range words {
+		if !set[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // singular drops a plural "s" for comparing words: "customers" and

@@ -54,6 +54,9 @@ type Index struct {
 
 	fkOnce sync.Once
 	fk     [][]join // the foreign keys of each concept, read on first use
+
+	titleOnce  sync.Once
+	titleWords [][2][]string // each rule's title words, full and abbreviated, read on first use
 }
 
 // scratch is the per-search working memory: a score per concept (kept at

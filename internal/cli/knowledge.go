@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/internal/tokens"
 	"github.com/okf-tools/okf/readmodel"
 )
@@ -99,12 +98,13 @@ func docsFromDir(dir string) ([]readmodel.Doc, error) {
 	}
 	var docs []readmodel.Doc
 	for name, path := range bundles {
-		b, err := okf.Load(path)
+		// Read without parsing: the read model parses each document once.
+		files, err := readBundle(path)
 		if err != nil {
-			return nil, fmt.Errorf("reading bundle %s: %w", path, err)
+			return nil, err
 		}
-		for _, d := range b.Docs {
-			docs = append(docs, readmodel.Doc{Bundle: name, Path: d.Path, Content: d.Raw})
+		for p, content := range files {
+			docs = append(docs, readmodel.Doc{Bundle: name, Path: p, Content: content})
 		}
 	}
 	return docs, nil
