@@ -25,18 +25,10 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // keys as the documentation it was loaded from.
 func TestPostgresRoundTripMatchesTheDocs(t *testing.T) {
 	cluster := pgtest.Shared(t)
-	root := shareddata.Dir(t, "livesqlbench", "base-lite")
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		t.Run(e.Name(), func(t *testing.T) {
-			docs, err := livesqlbench.Read(filepath.Join(root, e.Name()))
+	for _, dir := range shareddata.LiveSQLBenchDatabases(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			docs, err := livesqlbench.Read(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +44,7 @@ func TestPostgresRoundTripMatchesTheDocs(t *testing.T) {
 
 			// The catalog with the docs layered on top compiles to a
 			// bundle as complete as the docs alone.
-			if _, err := livesqlbench.ApplyDocs(live, filepath.Join(root, e.Name())); err != nil {
+			if _, err := livesqlbench.ApplyDocs(live, dir); err != nil {
 				t.Fatal(err)
 			}
 			b, err := compile.Build(live, compile.Options{Generator: "okf/test"})
