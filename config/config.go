@@ -57,15 +57,18 @@ type Database struct {
 
 // Guard holds a database's sqlguard options.
 type Guard struct {
-	Tables        []string `yaml:"tables"`         // allowlist; empty allows every table
-	DeniedColumns []string `yaml:"denied_columns"` // "table.column" or "column"
-	Schemas       []string `yaml:"schemas"`
-	Timeout       Duration `yaml:"timeout"`
-	MaxRows       int      `yaml:"max_rows"`
-	ShownRows     int      `yaml:"shown_rows"`
-	CountLimit    int      `yaml:"count_limit"`
-	MaxSQLBytes   int      `yaml:"max_sql_bytes"`
-	MaxConns      int      `yaml:"max_conns"`
+	Tables         []string `yaml:"tables"`          // allowlist; empty allows every table
+	DeniedColumns  []string `yaml:"denied_columns"`  // "table.column" or "column"
+	AllowFunctions []string `yaml:"allow_functions"` // functions beyond the built-in allowlist
+	Schemas        []string `yaml:"schemas"`
+	Timeout        Duration `yaml:"timeout"`
+	MaxRows        int      `yaml:"max_rows"`
+	ShownRows      int      `yaml:"shown_rows"`
+	CountLimit     int      `yaml:"count_limit"`
+	MaxSQLBytes    int      `yaml:"max_sql_bytes"`
+	MaxConns       int      `yaml:"max_conns"`
+	// ConnectionLimit is set on the agent's role by okf prepare.
+	ConnectionLimit int `yaml:"connection_limit"`
 	// AdminDSN is used by okf prepare to set up the agent's role; it is
 	// never used to run a model's SQL.
 	AdminDSN string `yaml:"admin_dsn"`
@@ -87,14 +90,19 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // Options turns the guard settings into sqlguard options.
 func (g Guard) Options() sqlguard.Options {
 	return sqlguard.Options{
-		Tables: g.Tables, DeniedColumns: g.DeniedColumns, Schemas: g.Schemas,
+		Tables: g.Tables, DeniedColumns: g.DeniedColumns, AllowFunctions: g.AllowFunctions, Schemas: g.Schemas,
 		Timeout: time.Duration(g.Timeout), MaxRows: g.MaxRows, ShownRows: g.ShownRows,
-		CountLimit: g.CountLimit, MaxSQLBytes: g.MaxSQLBytes, MaxConns: g.MaxConns,
+		CountLimit: g.CountLimit, MaxSQLBytes: g.MaxSQLBytes, MaxConns: g.MaxConns, ConnectionLimit: g.ConnectionLimit,
 	}
 }
 
-// Load reads path. A missing file is an error wrapping os.ErrNotExist.
+// Load reads path, after the variables of the .env file beside it (see
+// LoadDotEnv), so that ${VAR} in the file may come from either. A missing
+// file is an error wrapping os.ErrNotExist.
 func Load(path string) (*Config, error) {
+	if err := LoadDotEnv(filepath.Join(filepath.Dir(path), ".env")); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)
@@ -261,12 +269,15 @@ func (c *Config) check(lookup func(string) (string, bool)) error {
 		}
 		g := d.Guard
 		for field, v := range map[string]int{"max_rows": g.MaxRows, "shown_rows": g.ShownRows, "count_limit": g.CountLimit,
-			"max_sql_bytes": g.MaxSQLBytes, "max_conns": g.MaxConns} {
+			"max_sql_bytes": g.MaxSQLBytes, "max_conns": g.MaxConns, "connection_limit": g.ConnectionLimit} {
 			if v < 0 {
 				return fmt.Errorf("%s (%s): guard.%s must not be negative", at, d.Name, field)
 			}
 		}
-		if _, err := sqlguard.NewValidator(sqlguard.DialectPostgres, g.Options()); err != nil {
+		if g.MaxSQLBytes > sqlguard.MaxSQLBytesLimit {
+			return fmt.Errorf("%s (%s): guard.max_sql_bytes is %d; the most the SQL guard reads is %d", at, d.Name, g.MaxSQLBytes, sqlguard.MaxSQLBytesLimit)
+		}
+		if _, err := sqlguard.NewValidator(sqlguard.DialectPostgres, g.Options(), nil); err != nil {
 			return fmt.Errorf("%s (%s): guard: %w", at, d.Name, err)
 		}
 	}

@@ -122,3 +122,29 @@ func TestExpand(t *testing.T) {
 		t.Errorf("Expand = %q, %v", got, err)
 	}
 }
+
+// TestLoadReadsDotEnv: every command that reads okf.yaml gets the
+// variables of the .env beside it, without overriding the environment.
+func TestLoadReadsDotEnv(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("OKF_TEST_DOTENV_DSN", "")
+	os.Unsetenv("OKF_TEST_DOTENV_DSN")
+	t.Setenv("OKF_TEST_DOTENV_SET", "from the environment")
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".env", "OKF_TEST_DOTENV_DSN=sqlite:shop.db\nOKF_TEST_DOTENV_SET=from .env\n")
+	write("okf.yaml", "databases:\n  - name: shop\n    dsn: ${OKF_TEST_DOTENV_DSN}\n")
+	cfg, err := Load(filepath.Join(dir, "okf.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Databases[0].DSN; got != "sqlite:shop.db" {
+		t.Errorf("dsn = %q, want the value from .env", got)
+	}
+	if got := os.Getenv("OKF_TEST_DOTENV_SET"); got != "from the environment" {
+		t.Errorf("the environment was overridden: %q", got)
+	}
+}

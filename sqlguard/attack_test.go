@@ -157,7 +157,7 @@ func TestAttacksPostgres(t *testing.T) {
 	}
 	defer db.Close()
 	initial := pgState(t, guardedDSN)
-	validator, err := NewValidator(DialectPostgres, fixtureOptions)
+	validator, err := NewValidator(DialectPostgres, fixtureOptions, fixtureCatalog(DialectPostgres))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestAttacksSQLite(t *testing.T) {
 	}
 	defer db.Close()
 	initial := sqliteState(t, guarded)
-	validator, err := NewValidator(DialectSQLite, fixtureOptions)
+	validator, err := NewValidator(DialectSQLite, fixtureOptions, fixtureCatalog(DialectSQLite))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,22 @@ INSERT INTO notes VALUES ('first'), ('second'), ('third');`
 
 var fixtureOptions = Options{DeniedColumns: []string{"hero.secret_identity"}}
 
+// fixtureCatalog is the fixture's tables as the engines read them.
+func fixtureCatalog(d Dialect) *Catalog {
+	schema := "public"
+	if d == DialectSQLite {
+		schema = "main"
+	}
+	c := &Catalog{Tables: map[string][]string{
+		schema + ".hero":  {"id", "name", "secret_identity", "power"},
+		schema + ".notes": {"body"},
+	}}
+	if d == DialectSQLite {
+		c.Rowid = map[string]string{"main.hero": "id", "main.notes": ""}
+	}
+	return c
+}
+
 var roleSeq atomic.Int64
 
 // pgFixture creates a database holding the fixture, prepares an agent role

@@ -29,6 +29,7 @@ const (
 	LayerLimits       Layer = "limits"
 	LayerReadOnlyStmt Layer = "read-only statement"
 	LayerAuthorizer   Layer = "authorizer"
+	LayerProgram      Layer = "program check"
 	LayerInterrupt    Layer = "interrupt"
 	LayerDatabase     Layer = "database"
 )
@@ -121,29 +122,41 @@ func poolWait(timeout time.Duration) time.Duration { return timeout + 5*time.Sec
 type Engine interface {
 	// Run executes one query. Errors are *Error.
 	Run(ctx context.Context, sql string, lim Limits) (*Result, error)
+	// Catalog lists the tables and columns queries may name.
+	Catalog() *Catalog
 	// Close releases every connection.
 	Close() error
 }
 
 // Options configure a guarded database.
 type Options struct {
-	Tables        []string      // table allowlist ("table" or "schema.table"); empty allows every table of Schemas
-	DeniedColumns []string      // "table.column" or "column" never to be read
-	Schemas       []string      // schemas the query may name; default public (PostgreSQL) or main (SQLite)
-	Timeout       time.Duration // default 10s
-	MaxRows       int           // rows kept; default 1000
-	ShownRows     int           // rows in the text for a model; default 20
-	CountLimit    int           // rows counted for the total; default 10000
-	MaxSQLBytes   int           // longest SQL accepted; default 64 KiB
-	MaxConns      int           // connections per database; default 4
+	Tables         []string      // table allowlist ("table" or "schema.table"); empty allows every table of Schemas
+	DeniedColumns  []string      // "table.column" or "column" never to be read
+	AllowFunctions []string      // functions beyond the built-in allowlist ("f" or "schema.f")
+	Schemas        []string      // schemas the query may name; default public (PostgreSQL) or main (SQLite)
+	Timeout        time.Duration // default 10s
+	MaxRows        int           // rows kept; default 1000
+	ShownRows      int           // rows in the text for a model; default 20
+	CountLimit     int           // rows counted for the total; default 10000
+	MaxSQLBytes    int           // longest SQL accepted; default 64 KiB
+	MaxConns       int           // connections per database; default 4
+	// ConnectionLimit is the PostgreSQL connection limit okf prepare sets
+	// on the agent's role; default DefaultConnectionLimit.
+	ConnectionLimit int
 }
 
-// Memory bounds: the largest row or value read back, the most bytes of
-// rows a result keeps (later rows are still counted), and the heap of one
-// SQLite connection.
+// Memory bounds. A query holds at most one row as read from the database
+// (MaxValueBytes: a larger PostgreSQL row, or a larger SQLite value, fails
+// the query) and the rows its result keeps (MaxResultBytes, each value cut
+// to MaxCellBytes; later rows are still counted). The text handed to a
+// model is at most MaxTextBytes. A SQLite connection's heap is capped at
+// MaxSQLiteHeapBytes. docs/security.md turns these into a bound for a
+// whole process.
 const (
 	MaxValueBytes      = 16 << 20
-	MaxResultBytes     = 64 << 20
+	MaxCellBytes       = 256 << 10
+	MaxResultBytes     = 8 << 20
+	MaxTextBytes       = 16 << 10
 	MaxSQLiteHeapBytes = 256 << 20
 )
 
@@ -154,7 +167,10 @@ const (
 	DefaultShownRows   = 20
 	DefaultCountLimit  = 10000
 	DefaultMaxSQLBytes = 64 << 10
-	DefaultMaxConns    = 4
+	// MaxSQLBytesLimit is the longest SQL any configuration may accept:
+	// the validator's time and memory grow with the text.
+	MaxSQLBytesLimit = 1 << 20
+	DefaultMaxConns  = 4
 )
 
 func (o Options) withDefaults() Options {
@@ -174,6 +190,7 @@ func (o Options) withDefaults() Options {
 	if o.MaxSQLBytes <= 0 {
 		o.MaxSQLBytes = DefaultMaxSQLBytes
 	}
+	o.MaxSQLBytes = min(o.MaxSQLBytes, MaxSQLBytesLimit)
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
 	}
@@ -210,7 +227,7 @@ func Open(ctx context.Context, name, dsn string, opts Options, audit *AuditLog) 
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", name, err)
 	}
-	v, err := NewValidator(dialect, opts)
+	v, err := NewValidator(dialect, opts, engine.Catalog())
 	if err != nil {
 		engine.Close()
 		return nil, fmt.Errorf("database %s: %w", name, err)
@@ -246,11 +263,20 @@ func (d *DB) Query(ctx context.Context, caller, sql string) (*Result, error) {
 	return res, err
 }
 
+// query validates sql and runs it; the validation counts against the
+// statement timeout.
 func (d *DB) query(ctx context.Context, sql string) (*Result, error) {
+	start := time.Now()
 	if err := d.validator.Validate(sql); err != nil {
 		return nil, err
 	}
-	return d.engine.Run(ctx, sql, Limits{Timeout: d.opts.Timeout, MaxRows: d.opts.MaxRows, CountLimit: d.opts.CountLimit})
+	left := d.opts.Timeout - time.Since(start)
+	if left < time.Millisecond {
+		return nil, &Error{Layer: LayerTimeout, Refused: true, Code: "timeout",
+			Message: fmt.Sprintf("checking the query took longer than %s", d.opts.Timeout),
+			Hint:    "Write a shorter query."}
+	}
+	return d.engine.Run(ctx, sql, Limits{Timeout: left, MaxRows: d.opts.MaxRows, CountLimit: d.opts.CountLimit})
 }
 
 // Close closes the engine's connections.

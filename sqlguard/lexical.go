@@ -139,11 +139,9 @@ func (v *Validator) lexicalCheck(sql string) error {
 			return refuse("statement_kind", charPos(sql, t.offset), "REPLACE is not allowed; only SELECT, VALUES and WITH queries may run",
 				"The database is read-only for you: write a SELECT.")
 		}
-		if i+1 < len(toks) && toks[i+1].text == "(" {
-			if why := deniedFunction(word); why != "" {
-				return refuse("function", charPos(sql, t.offset), fmt.Sprintf("function %s is not allowed: it %s", word, why),
-					"Use ordinary SQL functions and operators only.")
-			}
+		if i+1 < len(toks) && toks[i+1].text == "(" && !v.allow.allows([]string{word}) && deniedClass(word) {
+			return refuse("function", charPos(sql, t.offset), fmt.Sprintf("function %s is not allowed: %s", word, functionRefusal(word)),
+				"Use the functions listed in docs/security.md.")
 		}
 	}
 	return nil

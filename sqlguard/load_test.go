@@ -64,7 +64,7 @@ var loadMix = []loadQuery{
 	}, wantRows(40)},
 	{"sql error", func(int) string { return "SELECT nam FROM hero" }, wantLayer(LayerDatabase)},
 	{"refusal", func(int) string { return "DELETE FROM hero" }, wantLayer(LayerValidator)},
-	{"timeout", func(int) string { return "SELECT pg_sleep(1)" }, wantLayer(LayerTimeout)},
+	{"timeout", func(int) string { return slowQuery }, wantLayer(LayerTimeout)},
 	{"runaway", func(int) string { return "SELECT a.id, b.id FROM hero a, hero b" }, func(r *Result, err error) error {
 		if err != nil {
 			return err

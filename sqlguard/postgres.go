@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -19,8 +20,15 @@ import (
 // pool. Each query runs inside BEGIN READ ONLY with SET LOCAL
 // statement_timeout, over the extended protocol, and is rolled back.
 type Postgres struct {
-	pool *pgxpool.Pool
+	pool       *pgxpool.Pool
+	catalog    *Catalog
+	searchPath string // SET LOCAL search_path to the readable schemas, as the validator resolves names
 }
+
+// freshConnKey marks, in a connection's custom data, a database with
+// extensions that keep state DISCARD ALL does not clear (dblink's and
+// postgres_fdw's connections): its connections serve one query each.
+const freshConnKey = "okf.fresh_connection"
 
 // rollbackTimeout bounds the cleanup after a query, which must run even
 // when the caller's context is done.
@@ -38,6 +46,16 @@ func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Postgres, err
 	cfg.MinConns = 0
 	cfg.MaxConnIdleTime = time.Minute
 	cfg.ConnConfig.RuntimeParams["application_name"] = "okf-sqlguard"
+	// No statement is prepared by name or cached, so DISCARD ALL after a
+	// query leaves the driver nothing stale.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	cfg.MaxConnLifetime = 30 * time.Minute
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		var n int
+		err := c.QueryRow(ctx, "SELECT count(*) FROM pg_extension WHERE extname IN ('dblink', 'postgres_fdw')").Scan(&n)
+		c.PgConn().CustomData()[freshConnKey] = err != nil || n > 0
+		return nil
+	}
 	// A cancelled context sends a cancel request instead of cutting the
 	// socket, so the server stops the query promptly.
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
@@ -58,8 +76,52 @@ func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Postgres, err
 		pool.Close()
 		return nil, fmt.Errorf("connecting to PostgreSQL at %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
-	return &Postgres{pool: pool}, nil
+	schemas := opts.Schemas
+	if len(schemas) == 0 {
+		schemas = []string{"public"}
+	}
+	p := &Postgres{pool: pool, searchPath: strings.Join(quoteEach(schemas), ", ")}
+	if p.catalog, err = loadPostgresCatalog(ctx, pool, schemas); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return p, nil
 }
+
+func quoteEach(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = pgx.Identifier{n}.Sanitize()
+	}
+	return out
+}
+
+// loadPostgresCatalog reads the columns of every table, view and foreign
+// table of schemas, as the agent's role sees them.
+func loadPostgresCatalog(ctx context.Context, pool *pgxpool.Pool, schemas []string) (*Catalog, error) {
+	rows, err := pool.Query(ctx, `SELECT n.nspname, c.relname, a.attname FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'v', 'm', 'p', 'f')
+		ORDER BY n.nspname, c.relname, a.attnum`, schemas)
+	if err != nil {
+		return nil, fmt.Errorf("reading the catalog: %w", err)
+	}
+	cat := &Catalog{Tables: map[string][]string{}}
+	var schema, table, col string
+	_, err = pgx.ForEachRow(rows, []any{&schema, &table, &col}, func() error {
+		key := strings.ToLower(schema) + "." + table
+		cat.Tables[key] = append(cat.Tables[key], col)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the catalog: %w", err)
+	}
+	return cat, nil
+}
+
+// Catalog returns the tables and columns the agent's role can see.
+func (p *Postgres) Catalog() *Catalog { return p.catalog }
 
 // redactDSN keeps a password in the DSN out of an error message.
 func redactDSN(err error, dsn string) error {
@@ -78,8 +140,6 @@ func (p *Postgres) Close() error {
 	return nil
 }
 
-// sessionCleanup ends every query, in one round trip.
-const sessionCleanup = "ROLLBACK; SELECT pg_advisory_unlock_all(); RESET ALL"
 
 // deadlineGrace is how long after statement_timeout the client-side
 // deadline fires, so the server's own refusal normally comes first.
@@ -116,8 +176,8 @@ func (p *Postgres) Run(ctx context.Context, sql string, lim Limits) (res *Result
 		}
 		conn.Release()
 	}()
-	setup := fmt.Sprintf("BEGIN READ ONLY; SET LOCAL statement_timeout = %d; SET LOCAL idle_in_transaction_session_timeout = %d",
-		lim.Timeout.Milliseconds(), (lim.Timeout + rollbackTimeout).Milliseconds())
+	setup := fmt.Sprintf("BEGIN READ ONLY; SET LOCAL statement_timeout = %d; SET LOCAL idle_in_transaction_session_timeout = %d; SET LOCAL search_path = %s",
+		lim.Timeout.Milliseconds(), (lim.Timeout + rollbackTimeout).Milliseconds(), p.searchPath)
 	if _, err := conn.Exec(ctx, setup); err != nil {
 		discard = true
 		return nil, contextError(ctx, lim.Timeout, fmt.Errorf("starting a read-only transaction: %w", err))
@@ -125,14 +185,23 @@ func (p *Postgres) Run(ctx context.Context, sql string, lim Limits) (res *Result
 	defer func() {
 		rbCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 		defer stop()
-		// Rollback undoes every change, SET included; the reset drops what
-		// outlives a transaction (session advisory locks, settings made
-		// by set_config) before the connection serves anyone else.
-		if _, rbErr := conn.Exec(rbCtx, sessionCleanup); rbErr != nil {
+		// Rollback undoes every change, SET included; DISCARD ALL drops
+		// what outlives a transaction (session advisory locks, settings,
+		// prepared statements, cursors, temporary tables, LISTEN) before
+		// the connection serves anyone else. State it does not reach
+		// (dblink's connections) goes with the connection.
+		_, rbErr := conn.Exec(rbCtx, "ROLLBACK")
+		if rbErr == nil {
+			_, rbErr = conn.Exec(rbCtx, "DISCARD ALL")
+		}
+		if rbErr != nil {
 			discard = true
 			if err == nil {
 				res, err = nil, fmt.Errorf("rolling back: %w", rbErr)
 			}
+		}
+		if fresh, _ := conn.Conn().PgConn().CustomData()[freshConnKey].(bool); fresh {
+			discard = true
 		}
 	}()
 	res, truncated, err := p.fetch(ctx, conn.Conn(), sql, lim)
@@ -160,35 +229,70 @@ func (p *Postgres) fetch(ctx context.Context, conn *pgx.Conn, sql string, lim Li
 		return nil, false, err
 	}
 	defer rows.Close()
-	res := &Result{TotalKnown: true}
-	for _, fd := range rows.FieldDescriptions() {
+	sink := newRowSink(lim)
+	res := sink.res
+	fds := rows.FieldDescriptions()
+	for _, fd := range fds {
 		res.Columns = append(res.Columns, Column{Name: fd.Name, Type: typeName(conn, fd.DataTypeOID)})
 	}
-	truncated, kept := false, 0
+	truncated := false
 	for rows.Next() {
-		if res.Total == lim.CountLimit {
-			truncated, res.TotalKnown = true, false
+		keep, more := sink.admit()
+		if !more {
+			truncated = true
 			stop()
 			break
 		}
-		res.Total++
-		if len(res.Rows) < lim.MaxRows && kept < MaxResultBytes {
-			vals, err := rows.Values()
-			if err != nil {
-				return nil, false, err
-			}
-			for i := range vals {
-				vals[i] = normalise(vals[i])
-			}
-			res.Rows = append(res.Rows, vals)
-			kept += rowBytes(vals)
+		if !keep {
+			continue
 		}
+		raw := rows.RawValues()
+		row := make([]any, len(raw))
+		for i, b := range raw {
+			row[i] = pgValue(conn.TypeMap(), sink, fds[i], b)
+		}
+		sink.add(row)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil && !truncated {
 		return nil, false, err
 	}
 	return res, truncated, nil
+}
+
+// textOIDs are the types whose values arrive as text in either format
+// (jsonb's binary form is a version byte and the text).
+var textOIDs = map[uint32]bool{
+	pgtype.TextOID: true, pgtype.VarcharOID: true, pgtype.BPCharOID: true, pgtype.NameOID: true,
+	pgtype.JSONOID: true, pgtype.JSONBOID: true, pgtype.XMLOID: true, pgtype.UnknownOID: true,
+}
+
+// pgValue decodes one value as the driver sent it. Text is cut to the
+// sink's budget before it is copied, so a huge value never lands in
+// memory twice; xml stays text.
+func pgValue(m *pgtype.Map, sink *rowSink, fd pgconn.FieldDescription, raw []byte) any {
+	if raw == nil {
+		return nil
+	}
+	oid := fd.DataTypeOID
+	dt, known := m.TypeForOID(oid)
+	switch {
+	case textOIDs[oid] || !known:
+		if oid == pgtype.JSONBOID && fd.Format == pgx.BinaryFormatCode && len(raw) > 0 {
+			raw = raw[1:]
+		}
+		return sink.text(raw)
+	case oid == pgtype.ByteaOID && fd.Format == pgx.BinaryFormatCode:
+		return sink.blob(raw)
+	case len(raw) > sink.budget():
+		return sink.text([]byte(fmt.Sprintf("(a %s value of %d bytes, too long to keep)", dt.Name, len(raw))))
+	}
+	v, err := dt.Codec.DecodeValue(m, oid, fd.Format, raw)
+	if err != nil {
+		return sink.text([]byte(fmt.Sprintf("(a %s value okf cannot decode: %v)", dt.Name, err)))
+	}
+	sink.kept += len(raw)
+	return normalise(v)
 }
 
 func typeName(conn *pgx.Conn, oid uint32) string {

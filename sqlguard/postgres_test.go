@@ -82,7 +82,7 @@ func TestPostgresQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantText := "id | name | power | strong\n1 | Hero 1 | 1.125 | false\n2 | Hero 2 | 2.25 | false\n3 | Hero 3 | 3.375 | false\n(3 rows)"
+	wantText := "id | name | power | strong\n1 | Hero 1 | 1.125 | false\n2 | Hero 2 | 2.250 | false\n3 | Hero 3 | 3.375 | false\n(3 rows)"
 	if got := res.Text(20); got != wantText {
 		t.Errorf("text:\n%s\nwant:\n%s", got, wantText)
 	}
@@ -116,7 +116,7 @@ func TestPostgresQuery(t *testing.T) {
 	if text := ge.Text("SELECT nam FROM hero"); !strings.Contains(text, "\n  SELECT nam FROM hero\n         ^") {
 		t.Errorf("error text:\n%s", text)
 	}
-	_, err = db.Query(ctx, "test", "SELECT pg_sleep(1)")
+	_, err = db.Query(ctx, "test", slowQuery)
 	if ge, ok := AsError(err); !ok || ge.Layer != LayerTimeout {
 		t.Errorf("slow query: %v", err)
 	}
@@ -131,7 +131,7 @@ func TestPostgresQuery(t *testing.T) {
 
 	// A cancelled context ends the query and leaks nothing.
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	_, err = db.Query(cctx, "test", "SELECT pg_sleep(1)")
+	_, err = db.Query(cctx, "test", slowQuery)
 	cancel()
 	if ge, ok := AsError(err); !ok || ge.Layer != LayerDeadline {
 		t.Errorf("cancelled query: %v", err)
@@ -148,10 +148,14 @@ func TestPostgresQuery(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[4]), &last); err != nil {
 		t.Fatal(err)
 	}
-	if last.Caller != "test" || last.Database != "fixture" || last.Layer != LayerTimeout || !last.Refused || last.SQL != "SELECT pg_sleep(1)" {
+	if last.Caller != "test" || last.Database != "fixture" || last.Layer != LayerTimeout || !last.Refused || last.SQL != slowQuery {
 		t.Errorf("audit entry = %+v", last)
 	}
 }
+
+// slowQuery counts the 3.4·10⁹ rows of a three-way cross join of the
+// fixture's heroes: it runs into any timeout.
+const slowQuery = "SELECT count(*) FROM hero a, hero b, hero c"
 
 // agentReads runs sql as the agent's role, outside the guard.
 func agentReads(ctx context.Context, agent, sql string) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -18,7 +17,12 @@ type Setup struct {
 	Steps    []string // one line per change, in order
 	Tables   []string // tables the role may read, "schema.table"
 	Hidden   []string // columns withheld by column-level grants, "schema.table.column"
+	Reach    Reach    // what the role can still do that okf cannot take away
 }
+
+// DefaultConnectionLimit is the connection limit okf prepare gives the
+// agent's role: room for a few okf processes of DefaultMaxConns each.
+const DefaultConnectionLimit = 20
 
 // PreparePostgres creates or updates the login role named in agentDSN on
 // the database that adminDSN connects to: CONNECT, USAGE on opts.Schemas
@@ -49,7 +53,7 @@ func PreparePostgres(ctx context.Context, adminDSN, agentDSN string, opts Option
 	if len(schemas) == 0 {
 		schemas = []string{"public"}
 	}
-	v, err := NewValidator(DialectPostgres, opts)
+	v, err := NewValidator(DialectPostgres, opts, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +78,12 @@ func PreparePostgres(ctx context.Context, adminDSN, agentDSN string, opts Option
 	if exists {
 		verb = "ALTER"
 	}
-	attrs := " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT"
-	if err := exec(strings.ToLower(verb)+" role "+s.Role+" (login, no other attributes)", verb+" ROLE "+role+attrs); err != nil {
+	limit := opts.ConnectionLimit
+	if limit <= 0 {
+		limit = DefaultConnectionLimit
+	}
+	attrs := fmt.Sprintf(" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT CONNECTION LIMIT %d", limit)
+	if err := exec(fmt.Sprintf("%s role %s (login, no other attributes, at most %d connections)", strings.ToLower(verb), s.Role, limit), verb+" ROLE "+role+attrs); err != nil {
 		return nil, err
 	}
 	if agentCfg.Password != "" {
@@ -117,10 +125,108 @@ func PreparePostgres(ctx context.Context, adminDSN, agentDSN string, opts Option
 	if err := checkRoleMemberships(ctx, tx, s.Role); err != nil {
 		return nil, err
 	}
+	// Grants made to the role itself on other databases go; what PUBLIC
+	// may do is every role's, and stays (the reach says so).
+	others, err := queryStrings(ctx, tx, `SELECT d.datname FROM pg_database d, aclexplode(d.datacl) a
+		WHERE d.datname <> current_database() AND a.grantee = (SELECT oid FROM pg_roles WHERE rolname = $1)
+		AND a.privilege_type = 'CONNECT' ORDER BY 1`, s.Role)
+	if err != nil {
+		return nil, fmt.Errorf("listing the role's grants on other databases: %w", err)
+	}
+	for _, other := range others {
+		if err := exec("revoke CONNECT on database "+other+" from "+s.Role,
+			"REVOKE CONNECT ON DATABASE "+pgx.Identifier{other}.Sanitize()+" FROM "+role); err != nil {
+			return nil, err
+		}
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("committing the setup: %w", err)
 	}
+	if s.Reach, err = InspectRole(ctx, conn, s.Role); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// Reach is what an agent's role can do that no grant of okf's takes away,
+// for the operator to see.
+type Reach struct {
+	Role            string
+	ConnectionLimit int      // -1 when the role has none
+	OtherDatabases  []string // databases it can connect to, through PUBLIC's CONNECT
+	// Functions are risky built-ins it may execute (through PUBLIC), which
+	// only the validator's allowlist refuses.
+	Functions []string
+}
+
+// riskyFunctions are built-ins PostgreSQL lets PUBLIC execute by default
+// that reach other sessions, the server or the WAL.
+var riskyFunctions = []string{
+	"pg_cancel_backend(integer)", "pg_terminate_backend(integer, bigint)", "pg_stat_get_activity(integer)",
+	"pg_show_all_settings()", "pg_logical_emit_message(boolean, text, text)", "txid_current()",
+	"pg_advisory_lock(bigint)", "pg_get_functiondef(oid)", "pg_control_system()", "pg_sleep(double precision)",
+	"set_config(text, text, boolean)", "pg_notify(text, text)",
+}
+
+// InspectRole reads the reach of role through conn (as the role itself or
+// an admin).
+func InspectRole(ctx context.Context, conn *pgx.Conn, role string) (Reach, error) {
+	r := Reach{Role: role}
+	if err := conn.QueryRow(ctx, "SELECT rolconnlimit FROM pg_roles WHERE rolname = $1", role).Scan(&r.ConnectionLimit); err != nil {
+		return r, fmt.Errorf("reading role %s: %w", role, err)
+	}
+	var err error
+	r.OtherDatabases, err = queryStrings(ctx, conn, `SELECT datname FROM pg_database WHERE datallowconn
+		AND datname <> current_database() AND has_database_privilege($1, datname, 'CONNECT') ORDER BY 1`, role)
+	if err != nil {
+		return r, fmt.Errorf("reading the databases role %s reaches: %w", role, err)
+	}
+	r.Functions, err = queryStrings(ctx, conn, `SELECT f FROM unnest($2::text[]) f
+		WHERE to_regprocedure(f) IS NOT NULL AND has_function_privilege($1, f, 'EXECUTE')`, role, riskyFunctions)
+	if err != nil {
+		return r, fmt.Errorf("reading the functions role %s may execute: %w", role, err)
+	}
+	return r, nil
+}
+
+// InspectAgent connects with agentDSN and reads the reach of its role.
+func InspectAgent(ctx context.Context, agentDSN string) (Reach, error) {
+	conn, err := pgx.Connect(ctx, agentDSN)
+	if err != nil {
+		return Reach{}, fmt.Errorf("connecting as the agent: %w", redactDSN(err, agentDSN))
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return InspectRole(ctx, conn, conn.Config().User)
+}
+
+// Notes says, one line each, what the reach leaves open and how an
+// operator could close it.
+func (r Reach) Notes() []string {
+	var notes []string
+	if r.ConnectionLimit < 0 {
+		notes = append(notes, fmt.Sprintf("role %s has no connection limit: okf prepare sets one (guard.connection_limit, default %d)", r.Role, DefaultConnectionLimit))
+	}
+	if len(r.OtherDatabases) > 0 {
+		notes = append(notes, fmt.Sprintf("role %s can connect to %s through PUBLIC's CONNECT; okf leaves PUBLIC's grants alone (REVOKE CONNECT ON DATABASE … FROM PUBLIC, or pg_hba.conf, closes it for every role)",
+			r.Role, strings.Join(r.OtherDatabases, ", ")))
+	}
+	notes = append(notes, fmt.Sprintf("sessions of role %s can cancel and terminate each other's queries: PostgreSQL allows it within a role, and only the validator refuses pg_cancel_backend and pg_terminate_backend; give agents that must not reach each other roles of their own", r.Role))
+	if len(r.Functions) > 0 {
+		notes = append(notes, fmt.Sprintf("role %s may execute, through PUBLIC, %d functions that only the validator refuses: %s", r.Role, len(r.Functions), strings.Join(r.Functions, ", ")))
+	}
+	return notes
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func queryStrings(ctx context.Context, q querier, sql string, args ...any) ([]string, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 func (s *Setup) grantTables(ctx context.Context, tx pgx.Tx, v *Validator, schema, role string, exec func(string, string, ...any) error) error {
@@ -177,12 +283,6 @@ func (s *Setup) grantTables(ctx context.Context, tx pgx.Tx, v *Validator, schema
 		}
 	}
 	return nil
-}
-
-// hidden reports whether the denylist hides column col of table.
-func (v *Validator) hidden(table, col string) bool {
-	tables, ok := v.deniedColumns[col]
-	return ok && (slices.Contains(tables, "") || slices.Contains(tables, table))
 }
 
 // checkRoleMemberships refuses a role that inherits the power to read or

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,44 +30,55 @@ type Result struct {
 	Total int `json:"total"`
 	// TotalKnown is false when counting stopped at the count limit; Total
 	// is then a lower bound.
-	TotalKnown bool          `json:"total_known"`
-	Elapsed    time.Duration `json:"elapsed_ns"`
+	TotalKnown bool `json:"total_known"`
+	// CutValues counts the values cut to fit the result's byte bounds
+	// (each ends with "…").
+	CutValues int           `json:"cut_values,omitempty"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
 }
 
 // Truncated reports whether rows were left out.
 func (r *Result) Truncated() bool { return !r.TotalKnown || r.Total > len(r.Rows) }
 
-// Cell widths and number precision of the text for a model.
-const (
-	maxCellRunes   = 100
-	significantDig = 6
-)
+// maxCellRunes is the widest cell of the text for a model.
+const maxCellRunes = 100
 
 // Text renders the result for a model: column names, up to shown rows
-// separated by " | ", then "(N rows)" or "(N of M rows)".
+// separated by " | ", then "(N rows)" or "(N of M rows)". The whole text
+// stays within MaxTextBytes, however many columns and rows there are.
 func (r *Result) Text(shown int) string {
-	var b strings.Builder
 	if len(r.Columns) == 0 {
 		return "The statement returned no columns."
 	}
+	var b strings.Builder
+	names := make([]string, len(r.Columns))
 	for i, c := range r.Columns {
-		if i > 0 {
-			b.WriteString(" | ")
-		}
-		b.WriteString(cleanCell(c.Name))
+		names[i] = cleanCell(c.Name)
 	}
-	b.WriteByte('\n')
-	n := min(shown, len(r.Rows))
-	for _, row := range r.Rows[:n] {
+	header := strings.Join(names, " | ")
+	if len(header) > MaxTextBytes/2 {
+		header = cutString(header, MaxTextBytes/2)
+	}
+	b.WriteString(header + "\n")
+	n, cut := 0, false
+	for _, row := range r.Rows[:min(shown, len(r.Rows))] {
+		cells := make([]string, len(row))
 		for i, v := range row {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			b.WriteString(Cell(v))
+			cells[i] = Cell(v)
 		}
-		b.WriteByte('\n')
+		line := strings.Join(cells, " | ") + "\n"
+		if b.Len()+len(line) > MaxTextBytes {
+			cut = true
+			break
+		}
+		b.WriteString(line)
+		n++
 	}
 	switch {
+	case cut && r.TotalKnown:
+		fmt.Fprintf(&b, "(%d of %d rows; the text stops at %d KiB)", n, r.Total, MaxTextBytes>>10)
+	case cut:
+		fmt.Fprintf(&b, "(%d of more than %d rows; the text stops at %d KiB)", n, r.Total, MaxTextBytes>>10)
 	case !r.TotalKnown:
 		fmt.Fprintf(&b, "(%d of more than %d rows)", n, r.Total)
 	case r.Total > n:
@@ -79,8 +91,9 @@ func (r *Result) Text(shown int) string {
 	return b.String()
 }
 
-// Cell formats one value for a model: NULL, numbers to six significant
-// digits, long text cut with "...", line breaks and separators escaped.
+// Cell formats one value for a model: NULL, numbers exactly (integers and
+// decimals as the database returned them, floats in their shortest exact
+// form), long text cut with "...", line breaks and separators escaped.
 func Cell(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -88,7 +101,7 @@ func Cell(v any) string {
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case float64:
-		return formatFloat(x)
+		return FormatFloat(x)
 	case bool:
 		return strconv.FormatBool(x)
 	case time.Time:
@@ -97,10 +110,10 @@ func Cell(v any) string {
 		}
 		return x.Format("2006-01-02 15:04:05.999999999Z07:00")
 	case []byte:
-		return cleanCell(`\x` + hex.EncodeToString(x))
+		return cleanCell(`\x` + hex.EncodeToString(x[:min(len(x), maxCellRunes)]))
 	case string:
-		if f, ok := decimalString(x); ok {
-			return formatFloat(f)
+		if isDecimal(x) {
+			return x
 		}
 		return cleanCell(x)
 	default:
@@ -108,31 +121,47 @@ func Cell(v any) string {
 	}
 }
 
-func formatFloat(f float64) string {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return strconv.FormatFloat(f, 'g', -1, 64)
+// FormatFloat writes f in the shortest form that reads back as f, in
+// positional notation where JSON would use it.
+func FormatFloat(f float64) string {
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) || math.IsInf(f, 0) || math.IsNaN(f) {
+		// 1e-07 as 1e-7, the way JSON writes it.
+		s := strconv.FormatFloat(f, 'g', -1, 64)
+		if i := strings.Index(s, "e-0"); i >= 0 {
+			s = s[:i+2] + s[i+3:]
+		}
+		return s
 	}
-	return strconv.FormatFloat(f, 'g', significantDig, 64)
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
-// decimalString reports whether s is a plain decimal number with a
-// fraction (as PostgreSQL numeric values arrive), to be shortened.
-func decimalString(s string) (float64, bool) {
-	if !strings.Contains(s, ".") || len(s) > 80 {
-		return 0, false
+// isDecimal reports whether s is a plain decimal number (as PostgreSQL
+// numeric values arrive), which is shown whole.
+func isDecimal(s string) bool {
+	if s == "" || len(s) > 1000 {
+		return false
 	}
+	digits, dot := 0, false
 	for i, c := range s {
-		if !(c >= '0' && c <= '9' || c == '.' || i == 0 && c == '-') {
-			return 0, false
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && !dot:
+			dot = true
+		case c == '-' && i == 0:
+		default:
+			return false
 		}
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	return f, err == nil
+	return digits > 0
 }
 
 // cleanCell keeps a cell on one line and within maxCellRunes runes, so rows
 // read back from the database cannot forge extra rows or flood a context.
 func cleanCell(s string) string {
+	if len(s) > 4*maxCellRunes {
+		s = s[:4*maxCellRunes]
+	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\r`, "|", `\|`).Replace(s)
 	if utf8.RuneCountInString(s) > maxCellRunes {
@@ -140,6 +169,71 @@ func cleanCell(s string) string {
 		s = string(r[:maxCellRunes-3]) + "..."
 	}
 	return s
+}
+
+// cutString cuts s to at most n bytes at a character boundary and ends it
+// with "…".
+func cutString(s string, n int) string {
+	n = max(n-len("…"), 0)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// rowSink counts a query's rows and keeps those within the bounds: at most
+// lim.MaxRows rows and MaxResultBytes of values, each value at most
+// MaxCellBytes.
+type rowSink struct {
+	res  *Result
+	lim  Limits
+	kept int
+}
+
+func newRowSink(lim Limits) *rowSink {
+	return &rowSink{res: &Result{TotalKnown: true}, lim: lim}
+}
+
+// admit counts one more row. more is false once the count limit is
+// reached (the query should stop); keep says whether to keep the row.
+func (s *rowSink) admit() (keep, more bool) {
+	if s.res.Total == s.lim.CountLimit {
+		s.res.TotalKnown = false
+		return false, false
+	}
+	s.res.Total++
+	return len(s.res.Rows) < s.lim.MaxRows && s.kept < MaxResultBytes, true
+}
+
+// budget is how many bytes the next value may keep.
+func (s *rowSink) budget() int { return max(min(MaxCellBytes, MaxResultBytes-s.kept), 0) }
+
+// text keeps b as a string within the budget.
+func (s *rowSink) text(b []byte) string {
+	if n := s.budget(); len(b) > n {
+		s.res.CutValues++
+		out := cutString(string(b[:min(len(b), n+4)]), n)
+		s.kept += len(out)
+		return out
+	}
+	s.kept += len(b)
+	return string(b)
+}
+
+// blob keeps b as bytes within the budget.
+func (s *rowSink) blob(b []byte) []byte {
+	if n := s.budget(); len(b) > n {
+		s.res.CutValues++
+		b = b[:n]
+	}
+	s.kept += len(b)
+	return slices.Clone(b)
+}
+
+// add keeps a row whose values were read through text and blob.
+func (s *rowSink) add(row []any) {
+	s.kept += 16 * len(row)
+	s.res.Rows = append(s.res.Rows, row)
 }
 
 // normalise turns a driver value into one of the Result types.
@@ -158,7 +252,10 @@ func normalise(v any) any {
 	case uint32:
 		return int64(x)
 	case float32:
-		return float64(x)
+		// The float64 nearest the float32's shortest decimal: 0.1, not
+		// 0.10000000149011612.
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+		return f
 	case *big.Int:
 		return x.String()
 	case [16]byte: // uuid
@@ -183,20 +280,4 @@ func normalise(v any) any {
 		}
 		return string(b)
 	}
-}
-
-// rowBytes estimates the memory a row holds.
-func rowBytes(row []any) int {
-	n := 0
-	for _, v := range row {
-		switch x := v.(type) {
-		case string:
-			n += len(x) + 16
-		case []byte:
-			n += len(x) + 24
-		default:
-			n += 16
-		}
-	}
-	return n
 }

@@ -22,7 +22,9 @@ type SQLite struct {
 	opts    Options
 	tables  map[string]bool     // readable tables, lower case
 	denied  map[string][]string // column → tables it is hidden in ("" for all)
-	slots   chan struct{}       // one token per open connection
+	allow   allowList
+	schema  *sqliteSchema
+	slots   chan struct{} // one token per open connection
 	idle    chan *sqliteConn
 	mu      sync.Mutex
 	closed  bool
@@ -54,36 +56,34 @@ func OpenSQLite(path string, opts Options) (*SQLite, error) {
 		slots:  make(chan struct{}, opts.MaxConns),
 		idle:   make(chan *sqliteConn, opts.MaxConns),
 	}
-	v, err := NewValidator(DialectSQLite, opts)
+	v, err := NewValidator(DialectSQLite, opts, nil)
 	if err != nil {
 		return nil, err
 	}
-	s.denied = v.deniedColumns
+	s.denied, s.allow = v.deniedColumns, v.allow
 	if err := s.loadTables(opts.Tables); err != nil {
 		return nil, fmt.Errorf("SQLite file %s: %w", path, err)
 	}
 	return s, nil
 }
 
-// loadTables lists the tables and views of the file, keeping the
-// allowlist's if one is given.
+// Catalog returns the tables and columns of the file.
+func (s *SQLite) Catalog() *Catalog { return s.schema.catalog }
+
+// loadTables reads the file's schema and the readable tables and views,
+// keeping the allowlist's if one is given.
 func (s *SQLite) loadTables(allow []string) error {
 	c, err := sqlite3.OpenFlags(s.uri, sqlite3.OPEN_READONLY|sqlite3.OPEN_URI)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	stmt, _, err := c.Prepare(`SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`)
-	if err != nil {
-		return fmt.Errorf("reading the schema: %w", err)
+	if s.schema, err = loadSQLiteSchema(c); err != nil {
+		return err
 	}
-	defer stmt.Close()
 	present := map[string]bool{}
-	for stmt.Step() {
-		present[strings.ToLower(stmt.ColumnText(0))] = true
-	}
-	if err := stmt.Err(); err != nil {
-		return fmt.Errorf("reading the schema: %w", err)
+	for key := range s.schema.catalog.Tables {
+		present[strings.TrimPrefix(key, "main.")] = true
 	}
 	s.tables = present
 	if len(allow) > 0 {
@@ -139,6 +139,16 @@ func configTrue(c *sqlite3.Conn, op sqlite3.DBConfig) error {
 	return err
 }
 
+// hidden reports whether the options hide column col of table.
+func (s *SQLite) hidden(table, col string) bool {
+	for _, t := range s.denied[strings.ToLower(col)] {
+		if t == "" || t == strings.ToLower(table) {
+			return true
+		}
+	}
+	return false
+}
+
 // authorize allows reading allowed tables and columns, safe functions,
 // SELECT and recursive CTEs, and nothing else.
 func (sc *sqliteConn) authorize(s *SQLite) func(sqlite3.AuthorizerActionCode, string, string, string, string) sqlite3.AuthorizerReturnCode {
@@ -148,7 +158,12 @@ func (sc *sqliteConn) authorize(s *SQLite) func(sqlite3.AuthorizerActionCode, st
 			return sqlite3.AUTH_OK
 		case sqlite3.AUTH_READ:
 			table, col := strings.ToLower(name3), strings.ToLower(name4)
-			if safeTableFunctions[table] {
+			if sqliteTableFunctions[table] {
+				return sqlite3.AUTH_OK
+			}
+			// A read with no column and no schema is a count over a CTE or
+			// a subquery when no table of the file has that name.
+			if col == "" && schema == "" && s.schema.columns[table] == nil && !strings.HasPrefix(table, "sqlite_") {
 				return sqlite3.AUTH_OK
 			}
 			// SQLite passes no schema for some reads (count(*) over a join).
@@ -156,15 +171,13 @@ func (sc *sqliteConn) authorize(s *SQLite) func(sqlite3.AuthorizerActionCode, st
 				sc.refusal = fmt.Sprintf("table %s.%s is not readable", schema, name3)
 				return sqlite3.AUTH_DENY
 			}
-			for _, t := range s.denied[col] {
-				if t == "" || t == table {
-					sc.refusal = fmt.Sprintf("column %s.%s is hidden", name3, name4)
-					return sqlite3.AUTH_DENY
-				}
+			if s.hidden(table, col) {
+				sc.refusal = fmt.Sprintf("column %s.%s is hidden", name3, name4)
+				return sqlite3.AUTH_DENY
 			}
 			return sqlite3.AUTH_OK
 		case sqlite3.AUTH_FUNCTION:
-			if safeSQLiteFunctions[strings.ToLower(name4)] {
+			if s.allow.allows([]string{name4}) {
 				return sqlite3.AUTH_OK
 			}
 			sc.refusal = fmt.Sprintf("function %s is not allowed", name4)
@@ -193,43 +206,6 @@ func authActionName(a sqlite3.AuthorizerActionCode, name string) string {
 		return n
 	}
 	return fmt.Sprintf("action %d", a)
-}
-
-// safeSQLiteFunctions are SQLite's built-in functions that only compute.
-// Anything else (load_extension, readfile, fts3_tokenizer, functions a
-// build adds) is refused by the authorizer.
-var safeSQLiteFunctions = setOf(
-	// core scalar
-	"abs", "changes", "char", "coalesce", "concat", "concat_ws", "format", "glob", "hex", "ifnull", "iif", "if", "instr",
-	"last_insert_rowid", "length", "like", "likelihood", "likely", "lower", "ltrim", "max", "min", "nullif", "octet_length",
-	"printf", "quote", "random", "randomblob", "replace", "round", "rtrim", "sign", "soundex", "substr", "substring",
-	"total_changes", "trim", "typeof", "unhex", "unicode", "unlikely", "upper", "zeroblob", "sqlite_version",
-	// aggregate
-	"avg", "count", "group_concat", "string_agg", "sum", "total", "median", "percentile", "percentile_cont", "percentile_disc",
-	// date and time
-	"date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff",
-	// math
-	"acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "ceiling", "cos", "cosh", "degrees", "exp",
-	"floor", "ln", "log", "log10", "log2", "mod", "pi", "pow", "power", "radians", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
-	// window
-	"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value", "nth_value",
-	// JSON
-	"json", "jsonb", "json_array", "jsonb_array", "json_array_length", "json_error_position", "json_extract", "jsonb_extract",
-	"json_insert", "jsonb_insert", "json_object", "jsonb_object", "json_patch", "jsonb_patch", "json_pretty", "json_remove",
-	"jsonb_remove", "json_replace", "jsonb_replace", "json_set", "jsonb_set", "json_type", "json_valid", "json_quote",
-	"json_group_array", "jsonb_group_array", "json_group_object", "jsonb_group_object", "json_each", "json_tree",
-	"->", "->>",
-)
-
-// safeTableFunctions are the table-valued functions queries may read from.
-var safeTableFunctions = setOf("json_each", "json_tree")
-
-func setOf(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
 }
 
 func (s *SQLite) acquire(ctx context.Context) (*sqliteConn, error) {
@@ -392,25 +368,26 @@ func (s *SQLite) run(sc *sqliteConn, sql string, lim Limits) (*Result, error) {
 		return nil, &Error{Layer: LayerReadOnlyStmt, Refused: true, Code: "not_read_only",
 			Message: "the statement would write to the database"}
 	}
-	res := &Result{TotalKnown: true}
+	if err := s.checkProgram(sc.conn, stmt.SQL()); err != nil {
+		return nil, err
+	}
+	sink := newRowSink(lim)
+	res := sink.res
 	n := stmt.ColumnCount()
 	for i := range n {
 		res.Columns = append(res.Columns, Column{Name: stmt.ColumnName(i), Type: strings.ToLower(stmt.ColumnDeclType(i))})
 	}
-	kept := 0
 	for stmt.Step() {
-		if res.Total == lim.CountLimit {
-			res.TotalKnown = false
+		keep, more := sink.admit()
+		if !more {
 			break
 		}
-		res.Total++
-		if len(res.Rows) < lim.MaxRows && kept < MaxResultBytes {
+		if keep {
 			row := make([]any, n)
 			for i := range n {
-				row[i] = sqliteValue(stmt, i)
+				row[i] = sqliteValue(stmt, sink, i)
 			}
-			res.Rows = append(res.Rows, row)
-			kept += rowBytes(row)
+			sink.add(row)
 		}
 	}
 	if res.TotalKnown {
@@ -421,16 +398,18 @@ func (s *SQLite) run(sc *sqliteConn, sql string, lim Limits) (*Result, error) {
 	return res, nil
 }
 
-func sqliteValue(stmt *sqlite3.Stmt, i int) any {
+// sqliteValue reads column i of the current row; text and blobs are cut
+// to the sink's budget before they leave SQLite's memory.
+func sqliteValue(stmt *sqlite3.Stmt, sink *rowSink, i int) any {
 	switch stmt.ColumnType(i) {
 	case sqlite3.INTEGER:
 		return stmt.ColumnInt64(i)
 	case sqlite3.FLOAT:
 		return stmt.ColumnFloat(i)
 	case sqlite3.TEXT:
-		return stmt.ColumnText(i)
+		return sink.text(stmt.ColumnRawText(i))
 	case sqlite3.BLOB:
-		return stmt.ColumnBlob(i, nil)
+		return sink.blob(stmt.ColumnRawBlob(i))
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ func TestSQLiteQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := NewValidator(DialectSQLite, opts)
+	v, err := NewValidator(DialectSQLite, opts, fixtureCatalog(DialectSQLite))
 	if err != nil {
 		t.Fatal(err)
 	}

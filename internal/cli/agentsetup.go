@@ -64,11 +64,8 @@ type agentSession struct {
 	today func() time.Time
 }
 
-// loadAgentConfig reads .env next to the configuration, then okf.yaml.
+// loadAgentConfig reads okf.yaml (and the .env beside it).
 func loadAgentConfig(path string) (*config.Config, error) {
-	if err := config.LoadDotEnv(filepath.Join(filepath.Dir(path), ".env")); err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
-	}
 	cfg, err := config.LoadOptional(path)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}

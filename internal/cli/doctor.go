@@ -172,6 +172,14 @@ func (d *doctor) database(ctx context.Context, db config.Database, table string)
 		}
 		d.line(status, what, fmt.Sprintf("role %s: %s (%s)", verb, p.What, firstLine(p.Result)))
 	}
+	reach, err := sqlguard.InspectAgent(ctx, db.DSN)
+	if err != nil {
+		d.line("FAIL", what, err.Error())
+		return
+	}
+	for _, n := range reach.Notes() {
+		d.line("warn", what, n)
+	}
 }
 
 // bundle checks a database's bundle folder and returns one of its tables.

@@ -23,9 +23,14 @@ func newPrepareCmd(e *env) *cobra.Command {
 		Short: "Set a PostgreSQL database up for agents: a read-only role, checked",
 		Long: `Prepare creates or updates the agent's login role (the user of the database's
 DSN) with CONNECT, USAGE and SELECT only: SELECT on the allowed tables, and
-only on the visible columns of tables with denied columns. It revokes CREATE
-on schema public and TEMPORARY on the database from PUBLIC. Running it again
-brings the grants in line with okf.yaml.
+only on the visible columns of tables with denied columns, and a connection
+limit (guard.connection_limit, default 20). It revokes CREATE on schema
+public and TEMPORARY on the database from PUBLIC, and the role's own grants
+on other databases. Running it again brings the grants in line with okf.yaml.
+
+It then lists what no grant can take away from the role (connecting to
+other databases through PUBLIC, signalling its own sessions, functions
+PUBLIC may execute) and how an operator could close each.
 
 It connects with an admin DSN: --admin-dsn, else guard.admin_dsn in okf.yaml,
 else $OKF_ADMIN_DSN. It ends by trying, as the agent's role and outside the
@@ -87,6 +92,10 @@ do more than read, 2 bad usage or configuration.`,
 					mark = "  <- should be " + map[bool]string{true: "allowed", false: "blocked"}[p.Want]
 				}
 				fmt.Fprintf(e.stdout, "  %-8s %s: %s%s\n", verdict, p.What, p.Result, mark)
+			}
+			fmt.Fprintf(e.stdout, "\nwhat okf cannot take away from %s:\n", setup.Role)
+			for _, n := range setup.Reach.Notes() {
+				fmt.Fprintf(e.stdout, "  - %s\n", n)
 			}
 			if wrong > 0 {
 				return fmt.Errorf("role %s can do %d things it should not (see above)", setup.Role, wrong)

@@ -25,7 +25,8 @@ func newSQLCmd(e *env) *cobra.Command {
 		Short: "Run one query through the SQL guard, exactly as an agent would",
 		Long: `Sql runs one query on a database through every layer of the SQL guard and
 prints what an agent would read: the column names, up to --rows rows with
-numbers to six significant digits and long cells cut, and "N of M rows".
+numbers exactly as the database returns them, long cells cut, and "N of M
+rows".
 
 <database> is a name from okf.yaml or a DSN: postgres://user@host/db or
 sqlite:path/to/file.sqlite. The query must be one SELECT, VALUES or WITH;

@@ -46,7 +46,7 @@ func TestSQLCommand(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 
 	code, out, errOut := run(t, "sql", "--config", cfg, "--audit", audit, "heroes", "SELECT name, power FROM hero ORDER BY id")
-	if want := "name | power\nAda | 3.14159\nBo | 2.5\n(2 of 3 rows)\n"; code != 0 || out != want {
+	if want := "name | power\nAda | 3.14159265\nBo | 2.5\n(2 of 3 rows)\n"; code != 0 || out != want {
 		t.Errorf("exit %d, stdout:\n%s\nstderr: %s\nwant:\n%s", code, out, errOut, want)
 	}
 	code, out, errOut = run(t, "sql", "--config", cfg, "--audit", audit, "heroes", "SELECT secret FROM hero")

@@ -1,0 +1,1059 @@
+package sqlguard
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The resolver reads a query the way the database will: every FROM item
+// becomes a relation with its columns, every column reference, star,
+// whole-row reference, attribute-notation call, NATURAL JOIN and USING is
+// resolved against the relations in scope. A query is refused when any way
+// the database could read it touches a hidden column, so it mirrors the
+// column privileges PostgreSQL checks (which count implicit reads) and
+// errs towards refusing where a form is uncertain.
+
+// column is one column of a relation.
+type column struct {
+	name   string
+	hidden bool // denied by the options
+	// certain is false for a name guessed from an expression; a NATURAL
+	// JOIN next to a hidden column needs every name certain.
+	certain bool
+}
+
+// relation is what a FROM item makes readable: a table, a view, a CTE, a
+// subquery, a function's result or a join.
+type relation struct {
+	name     string // how the query refers to it; "" when it cannot be named
+	table    string // the base table it reads; "" for derived relations
+	loc      int    // byte offset in the SQL, -1 when unknown
+	cols     []column
+	complete bool        // cols lists every column
+	members  []*relation // the two sides of a join
+	// hidden lists the hidden columns reading the whole relation would
+	// carry out, including those of a base table whose columns are unknown.
+	hidden []string
+}
+
+// maxColumns bounds the columns kept for one relation: PostgreSQL allows
+// 1,664 in a result, and a longer list only costs memory.
+const maxColumns = 1664
+
+func (r *relation) label() string {
+	switch {
+	case r.table != "":
+		return r.table
+	case r.name != "":
+		return r.name
+	}
+	return "a join"
+}
+
+// finish computes r.hidden once its columns and members are set.
+func (r *relation) finish() *relation {
+	for _, c := range r.cols {
+		if c.hidden && !slices.Contains(r.hidden, c.name) {
+			r.hidden = append(r.hidden, c.name)
+		}
+	}
+	for _, m := range r.members {
+		for _, h := range m.hidden {
+			if !slices.Contains(r.hidden, h) {
+				r.hidden = append(r.hidden, h)
+			}
+		}
+	}
+	if len(r.cols) > maxColumns {
+		r.cols, r.complete = r.cols[:maxColumns], false
+	}
+	return r
+}
+
+// hasColumn reports whether r has a column spelt name.
+func (r *relation) hasColumn(name string) bool {
+	for _, c := range r.cols {
+		if c.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// hides reports whether a reference to name in r may read a hidden
+// column. Case is ignored: a near miss is refused rather than guessed.
+func (r *relation) hides(name string) bool {
+	for _, c := range r.cols {
+		if c.hidden && strings.EqualFold(c.name, name) {
+			return true
+		}
+	}
+	if r.complete {
+		return false
+	}
+	if r.table != "" {
+		for _, h := range r.hidden {
+			if strings.EqualFold(h, name) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range r.members {
+		if m.hides(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// rename applies an alias's column list, which renames columns in order.
+func (r *relation) rename(names []string) {
+	for i, n := range names {
+		if i < len(r.cols) {
+			r.cols[i].name, r.cols[i].certain = n, true
+		} else if !r.complete {
+			r.cols = append(r.cols, column{name: n, certain: true})
+		}
+	}
+}
+
+// scope is one level of a query: the relations its FROM clause makes
+// readable, and the enclosing level for correlated references.
+type scope struct {
+	parent *scope
+	items  []*relation            // the FROM items, whose columns * expands to
+	byName map[string][]*relation // relations by the name the query uses
+	byCol  map[string][]*relation // relations by column name, lower case
+	open   []*relation            // relations whose columns are not all known
+}
+
+func newScope(parent *scope) *scope {
+	return &scope{parent: parent, byName: map[string][]*relation{}, byCol: map[string][]*relation{}}
+}
+
+func (s *scope) add(r *relation) {
+	if r.name != "" {
+		s.byName[r.name] = append(s.byName[r.name], r)
+	}
+	for _, c := range r.cols {
+		k := strings.ToLower(c.name)
+		if l := s.byCol[k]; len(l) == 0 || l[len(l)-1] != r {
+			s.byCol[k] = append(l, r)
+		}
+	}
+	if !r.complete {
+		s.open = append(s.open, r)
+	}
+}
+
+// cte is a WITH query in scope.
+type cte struct {
+	cols     []column
+	complete bool
+}
+
+// walker resolves one statement and keeps the first refusal.
+type walker struct {
+	v    *Validator
+	sql  string
+	err  *Error
+	ctes []map[string]*cte // WITH names in scope, innermost last
+}
+
+func (w *walker) fail(code string, offset int, msg, hint string) {
+	if w.err == nil {
+		w.err = refuse(code, charPos(w.sql, offset), msg, hint)
+	}
+}
+
+func (w *walker) fold(name string) string {
+	if w.v.dialect == DialectSQLite {
+		return strings.ToLower(name)
+	}
+	return name
+}
+
+// query resolves one SELECT, VALUES or set operation with outer as its
+// enclosing scope, and returns its output columns.
+func (w *walker) query(s *pg_query.SelectStmt, outer *scope) ([]column, bool) {
+	if w.err != nil || s == nil {
+		return nil, false
+	}
+	if s.IntoClause != nil {
+		w.fail("select_into", int(s.IntoClause.GetRel().GetLocation()), "SELECT INTO creates a table and is not allowed",
+			"Drop the INTO clause; the result comes back to you anyway.")
+		return nil, false
+	}
+	if len(s.LockingClause) > 0 {
+		w.fail("locking", w.lockingOffset(), "locking clauses (FOR UPDATE, FOR SHARE, ...) are not allowed",
+			"Drop the FOR UPDATE/FOR SHARE clause.")
+		return nil, false
+	}
+	pushed := w.with(s.WithClause, outer)
+	defer func() { w.ctes = w.ctes[:len(w.ctes)-pushed] }()
+	var (
+		cols     []column
+		complete = true
+		sc       = newScope(outer)
+	)
+	switch {
+	case s.Op != pg_query.SetOperation_SETOP_NONE:
+		cols, complete = w.query(s.Larg, outer)
+		w.query(s.Rarg, outer)
+		// ORDER BY and LIMIT of a set operation name its output columns.
+		sc.add((&relation{loc: -1, cols: cols, complete: complete}).finish())
+	case len(s.ValuesLists) > 0:
+		for i, l := range s.ValuesLists {
+			items := l.GetList().GetItems()
+			w.exprs(sc, items)
+			if i == 0 {
+				for j := range items {
+					cols = append(cols, column{name: fmt.Sprintf("column%d", j+1), certain: true})
+				}
+			}
+		}
+	default:
+		for _, item := range s.FromClause {
+			if r := w.fromItem(item, sc); r != nil {
+				sc.items = append(sc.items, r)
+			}
+		}
+		cols, complete = w.targets(sc, s.TargetList)
+		w.expr(sc, s.WhereClause)
+		w.exprs(sc, s.GroupClause)
+		w.expr(sc, s.HavingClause)
+		w.exprs(sc, s.WindowClause)
+		w.exprs(sc, s.DistinctClause)
+	}
+	w.exprs(sc, s.SortClause)
+	w.expr(sc, s.LimitOffset)
+	w.expr(sc, s.LimitCount)
+	return cols, complete
+}
+
+// lockingOffset finds FOR UPDATE and its kin, since the tree gives them no
+// position.
+func (w *walker) lockingOffset() int {
+	if loc := lockingClause.FindAllStringIndex(w.sql, -1); len(loc) > 0 {
+		return loc[len(loc)-1][0]
+	}
+	return -1
+}
+
+// with puts a WITH clause's queries in scope and returns how many scope
+// entries it pushed. In a plain WITH each query sees only the ones before
+// it, so a CTE named like a table cannot hide a read of that table; in
+// WITH RECURSIVE every name is visible to every query.
+func (w *walker) with(wc *pg_query.WithClause, outer *scope) int {
+	if wc == nil {
+		return 0
+	}
+	defs := map[string]*cte{}
+	if wc.Recursive {
+		for _, c := range wc.Ctes {
+			if ce := c.GetCommonTableExpr(); ce != nil {
+				defs[w.fold(ce.Ctename)] = &cte{cols: namedColumns(ce.Aliascolnames), complete: len(ce.Aliascolnames) > 0}
+			}
+		}
+		w.ctes = append(w.ctes, defs)
+	}
+	for _, c := range wc.Ctes {
+		ce := c.GetCommonTableExpr()
+		if ce == nil || w.err != nil {
+			continue
+		}
+		sel := ce.Ctequery.GetSelectStmt()
+		if sel == nil {
+			w.fail("statement_kind", int(ce.Location), fmt.Sprintf("a nested %s is not allowed; only SELECT may run, also inside WITH",
+				nodeName(ce.Ctequery)), "Remove the data-changing part of the query.")
+			return boolInt(wc.Recursive)
+		}
+		name := w.fold(ce.Ctename)
+		var cols []column
+		var complete bool
+		if wc.Recursive {
+			def := defs[name]
+			if sel.Op != pg_query.SetOperation_SETOP_NONE && sel.WithClause == nil && sel.IntoClause == nil && len(sel.LockingClause) == 0 {
+				// The non-recursive term fixes the columns the recursive
+				// term reads.
+				cols, complete = w.query(sel.Larg, outer)
+				if len(ce.Aliascolnames) == 0 {
+					def.cols, def.complete = cols, complete
+				}
+				w.query(sel.Rarg, outer)
+				sc := newScope(outer)
+				w.exprs(sc, sel.SortClause)
+				w.expr(sc, sel.LimitOffset)
+				w.expr(sc, sel.LimitCount)
+			} else {
+				cols, complete = w.query(sel, outer)
+			}
+		} else {
+			w.ctes = append(w.ctes, cloneDefs(defs))
+			cols, complete = w.query(sel, outer)
+			w.ctes = w.ctes[:len(w.ctes)-1]
+		}
+		r := &relation{cols: slices.Clone(cols), complete: complete}
+		r.rename(stringsOf(ce.Aliascolnames))
+		defs[name] = &cte{cols: r.cols, complete: r.complete}
+	}
+	if !wc.Recursive {
+		w.ctes = append(w.ctes, defs)
+	}
+	return 1
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func cloneDefs(m map[string]*cte) map[string]*cte {
+	out := make(map[string]*cte, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func namedColumns(names []*pg_query.Node) []column {
+	var cols []column
+	for _, n := range names {
+		cols = append(cols, column{name: n.GetString_().GetSval(), certain: true})
+	}
+	return cols
+}
+
+func stringsOf(nodes []*pg_query.Node) []string {
+	out := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		out = append(out, n.GetString_().GetSval())
+	}
+	return out
+}
+
+func (w *walker) lookupCTE(name string) *cte {
+	for i := len(w.ctes) - 1; i >= 0; i-- {
+		if c, ok := w.ctes[i][name]; ok {
+			return c
+		}
+	}
+	return nil
+}
+
+// targets resolves a SELECT list and returns the output columns.
+func (w *walker) targets(sc *scope, list []*pg_query.Node) ([]column, bool) {
+	var cols []column
+	complete := true
+	for _, n := range list {
+		rt := n.GetResTarget()
+		if rt == nil || w.err != nil {
+			continue
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			for _, r := range w.star(sc, cr) {
+				cols = append(cols, r.cols...)
+				complete = complete && r.complete
+			}
+			continue
+		}
+		w.expr(sc, rt.Val)
+		name, certain := rt.Name, true
+		if name == "" {
+			name, certain = outputName(rt.Val)
+		}
+		cols = append(cols, column{name: name, certain: certain})
+	}
+	if len(cols) > maxColumns {
+		cols, complete = cols[:maxColumns], false
+	}
+	return cols, complete
+}
+
+// outputName is the column name PostgreSQL gives an unnamed select-list
+// expression, and whether it is surely that name.
+func outputName(n *pg_query.Node) (string, bool) {
+	switch x := n.GetNode().(type) {
+	case *pg_query.Node_ColumnRef:
+		if f := x.ColumnRef.Fields; len(f) > 0 && f[len(f)-1].GetString_() != nil {
+			return f[len(f)-1].GetString_().GetSval(), true
+		}
+	case *pg_query.Node_AIndirection:
+		ind := x.AIndirection.Indirection
+		for i := len(ind) - 1; i >= 0; i-- {
+			if s := ind[i].GetString_(); s != nil {
+				return s.GetSval(), true
+			}
+		}
+		return outputName(x.AIndirection.Arg)
+	case *pg_query.Node_FuncCall:
+		if f := x.FuncCall.Funcname; len(f) > 0 {
+			return f[len(f)-1].GetString_().GetSval(), false
+		}
+	case *pg_query.Node_TypeCast:
+		if name, _ := outputName(x.TypeCast.Arg); name != "?column?" {
+			return name, false
+		}
+		if names := x.TypeCast.GetTypeName().GetNames(); len(names) > 0 {
+			return names[len(names)-1].GetString_().GetSval(), false
+		}
+	case *pg_query.Node_CaseExpr:
+		return "case", false
+	case *pg_query.Node_AArrayExpr:
+		return "array", false
+	case *pg_query.Node_RowExpr:
+		return "row", false
+	case *pg_query.Node_CoalesceExpr:
+		return "coalesce", false
+	}
+	return "?column?", false
+}
+
+// star resolves * and q.* and returns the relations it expands to,
+// refusing when one of them has hidden columns.
+func (w *walker) star(sc *scope, cr *pg_query.ColumnRef) []*relation {
+	loc := int(cr.Location)
+	if len(cr.Fields) == 1 {
+		for _, r := range sc.items {
+			if len(r.hidden) > 0 {
+				w.fail("denied_column", loc, fmt.Sprintf("* would include hidden columns of %s", r.label()),
+					"List the columns you need instead of *.")
+				return nil
+			}
+		}
+		return sc.items
+	}
+	names := stringsOf(cr.Fields[:len(cr.Fields)-1])
+	if len(names) > 2 {
+		w.fail("schema", loc, strings.Join(names, ".")+" names another database", "Name tables as table or schema.table.")
+		return nil
+	}
+	rels := w.named(sc, names)
+	for _, r := range rels {
+		if len(r.hidden) > 0 {
+			w.fail("denied_column", loc, fmt.Sprintf("%s.* would include hidden columns of %s", strings.Join(names, "."), r.label()),
+				"List the columns you need instead of *.")
+			return nil
+		}
+	}
+	if len(rels) == 0 {
+		// (composite column).* reads that column.
+		w.unqualified(sc, names[len(names)-1], loc)
+	}
+	return rels
+}
+
+// named returns the relations in scope that the query could mean by
+// names ("q" or "schema.table"), at every level.
+func (w *walker) named(sc *scope, names []string) []*relation {
+	name := w.fold(names[len(names)-1])
+	var out []*relation
+	for l := sc; l != nil; l = l.parent {
+		for _, r := range l.byName[name] {
+			if len(names) == 1 || r.table != "" {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// expr resolves an expression.
+func (w *walker) expr(sc *scope, n *pg_query.Node) {
+	if n != nil && w.err == nil {
+		w.message(sc, n.ProtoReflect())
+	}
+}
+
+func (w *walker) exprs(sc *scope, list []*pg_query.Node) {
+	for _, n := range list {
+		w.expr(sc, n)
+	}
+}
+
+func (w *walker) message(sc *scope, m protoreflect.Message) {
+	if w.err != nil || !m.IsValid() {
+		return
+	}
+	switch x := m.Interface().(type) {
+	case *pg_query.SelectStmt:
+		w.query(x, sc)
+		return
+	case *pg_query.ColumnRef:
+		w.columnRef(sc, x)
+		return
+	case *pg_query.A_Indirection:
+		w.indirection(sc, x)
+		return
+	case *pg_query.FuncCall:
+		w.funcCall(x)
+	case *pg_query.A_Expr:
+		w.operator(x.Name, int(x.Location))
+	case *pg_query.SortBy:
+		w.operator(x.UseOp, int(x.Location))
+	case *pg_query.TypeName:
+		w.typeName(x)
+	case *pg_query.XmlExpr, *pg_query.XmlSerialize:
+		w.fail("function", locationOf(m), "XML functions are not allowed", "Work with the values as text or JSON.")
+	case *pg_query.RangeVar:
+		w.fail("table", int(x.Location), "a table may be named only in FROM", "")
+	}
+	if w.err != nil {
+		return
+	}
+	if strings.HasSuffix(string(m.Descriptor().Name()), "Stmt") {
+		w.fail("statement_kind", locationOf(m), fmt.Sprintf("a nested %s is not allowed; only SELECT may run, also inside WITH",
+			statementName(m.Descriptor())), "Remove the data-changing part of the query.")
+		return
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, val protoreflect.Value) bool {
+		w.field(sc, fd, val)
+		return w.err == nil
+	})
+}
+
+func (w *walker) field(sc *scope, fd protoreflect.FieldDescriptor, val protoreflect.Value) {
+	if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
+		return
+	}
+	if fd.IsList() {
+		l := val.List()
+		for i := 0; i < l.Len() && w.err == nil; i++ {
+			w.message(sc, l.Get(i).Message())
+		}
+		return
+	}
+	w.message(sc, val.Message())
+}
+
+// locationOf returns a node's location field, or -1.
+func locationOf(m protoreflect.Message) int {
+	if fd := m.Descriptor().Fields().ByName("location"); fd != nil && fd.Kind() == protoreflect.Int32Kind {
+		return int(m.Get(fd).Int())
+	}
+	return -1
+}
+
+func (w *walker) columnRef(sc *scope, c *pg_query.ColumnRef) {
+	if len(c.Fields) == 0 {
+		return
+	}
+	if c.Fields[len(c.Fields)-1].GetAStar() != nil {
+		w.star(sc, c)
+		return
+	}
+	loc := int(c.Location)
+	names := stringsOf(c.Fields)
+	switch len(names) {
+	case 1:
+		w.unqualified(sc, names[0], loc)
+	case 2:
+		w.qualified(sc, names[:1], names[1], loc)
+	case 3:
+		// schema.table.column, or table.column.field
+		if len(w.named(sc, names[:2])) > 0 {
+			w.qualified(sc, names[:2], names[2], loc)
+		}
+		if len(w.named(sc, names[:1])) > 0 {
+			w.qualified(sc, names[:1], names[1], loc)
+			w.fieldName(names[2], loc)
+		}
+	default:
+		w.fail("schema", loc, strings.Join(names, ".")+" names another database", "Name columns as table.column.")
+	}
+}
+
+// unqualified resolves a bare name: a column of some relation in scope,
+// else the whole row of a relation of that name. Every candidate counts,
+// at every level.
+func (w *walker) unqualified(sc *scope, name string, loc int) {
+	name = w.fold(name)
+	lower := strings.ToLower(name)
+	for l := sc; l != nil; l = l.parent {
+		for _, r := range l.byCol[lower] {
+			if r.hides(name) {
+				w.fail("denied_column", loc, fmt.Sprintf("column %s is hidden (in %s)", name, r.label()),
+					"Leave the column out; it is not available to you.")
+				return
+			}
+		}
+		for _, r := range l.open {
+			if r.hides(name) {
+				w.fail("denied_column", loc, fmt.Sprintf("column %s is hidden (in %s)", name, r.label()),
+					"Leave the column out; it is not available to you.")
+				return
+			}
+		}
+		for _, r := range l.byName[name] {
+			if len(r.hidden) > 0 {
+				w.fail("denied_column", loc, fmt.Sprintf("the whole row of %s would include its hidden columns", r.label()),
+					"Name the columns you need.")
+				return
+			}
+		}
+	}
+}
+
+// qualified resolves q.c (q being "table" or "schema.table"): a column of
+// relation q, else function c called on q's whole row (attribute
+// notation), else, when no relation is q, field c of a composite column q.
+func (w *walker) qualified(sc *scope, q []string, c string, loc int) {
+	if w.err != nil {
+		return
+	}
+	c = w.fold(c)
+	rels := w.named(sc, q)
+	if len(rels) == 0 {
+		if len(q) == 1 {
+			w.unqualified(sc, q[0], loc)
+			w.fieldName(c, loc)
+		}
+		return
+	}
+	for _, r := range rels {
+		switch {
+		case r.hides(c):
+			w.fail("denied_column", loc, fmt.Sprintf("column %s.%s is hidden", r.label(), c),
+				"Leave the column out; it is not available to you.")
+		case r.complete && !r.hasColumn(c):
+			if !w.v.allow.allows([]string{c}) {
+				w.fail("function", loc, fmt.Sprintf("%s.%s calls function %s on the row of %s: %s", strings.Join(q, "."), c, c, r.label(), functionRefusal(c)),
+					"Name a column of "+r.label()+".")
+			} else if len(r.hidden) > 0 {
+				w.fail("denied_column", loc, fmt.Sprintf("%s.%s calls %s on the whole row of %s, which has hidden columns", strings.Join(q, "."), c, c, r.label()),
+					"Name the columns you need.")
+			}
+		case !r.complete && len(r.hidden) > 0 && w.v.allow.allows([]string{c}):
+			w.fail("denied_column", loc, fmt.Sprintf("%s.%s may call %s on the whole row of %s, which has hidden columns", strings.Join(q, "."), c, c, r.label()),
+				"Name the columns you need.")
+		}
+		if w.err != nil {
+			return
+		}
+	}
+}
+
+// mayBeColumn reports whether name could be a column of a relation in
+// scope.
+func (w *walker) mayBeColumn(sc *scope, name string) bool {
+	lower := strings.ToLower(name)
+	for l := sc; l != nil; l = l.parent {
+		if len(l.byCol[lower]) > 0 || len(l.open) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldName checks (x).name where x is not a relation: name selects a field
+// of a composite value or calls function name on it, and okf cannot tell
+// which, so only allowed functions and the fields of allowed functions'
+// records pass.
+func (w *walker) fieldName(name string, loc int) {
+	if w.err != nil || w.v.allow.allows([]string{name}) || recordFields[strings.ToLower(name)] {
+		return
+	}
+	w.fail("function", loc, fmt.Sprintf("(…).%s selects a field or calls function %s, and okf cannot tell which: %s", name, name, functionRefusal(name)),
+		"Call functions as f(x); read JSON fields with -> and ->>.")
+}
+
+func (w *walker) indirection(sc *scope, x *pg_query.A_Indirection) {
+	if len(x.Indirection) == 0 {
+		w.expr(sc, x.Arg)
+		return
+	}
+	rest := x.Indirection
+	if cr := x.Arg.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
+		// (q).c and (q).* read what q.c and q.* read.
+		q := cr.Fields[0].GetString_().GetSval()
+		loc := int(cr.Location)
+		switch first := x.Indirection[0]; {
+		case first.GetString_() != nil:
+			w.qualified(sc, []string{q}, first.GetString_().GetSval(), loc)
+			if len(w.named(sc, []string{q})) > 0 && w.mayBeColumn(sc, q) {
+				// q may also be a composite column with field c.
+				w.fieldName(first.GetString_().GetSval(), loc)
+			}
+			rest = rest[1:]
+		case first.GetAStar() != nil:
+			w.star(sc, &pg_query.ColumnRef{Fields: []*pg_query.Node{cr.Fields[0], first}, Location: cr.Location})
+			rest = rest[1:]
+		default:
+			w.expr(sc, x.Arg)
+		}
+	} else {
+		w.expr(sc, x.Arg)
+	}
+	loc := locationOf(protoMessage(x.Arg))
+	for _, ind := range rest {
+		if s := ind.GetString_(); s != nil {
+			w.fieldName(s.GetSval(), loc)
+			continue
+		}
+		w.expr(sc, ind)
+	}
+}
+
+// protoMessage returns the message a Node holds.
+func protoMessage(n *pg_query.Node) protoreflect.Message {
+	m := n.ProtoReflect()
+	if fd := m.WhichOneof(m.Descriptor().Oneofs().Get(0)); fd != nil {
+		return m.Get(fd).Message()
+	}
+	return m
+}
+
+func (w *walker) funcCall(f *pg_query.FuncCall) {
+	names := stringsOf(f.Funcname)
+	if len(names) == 0 || w.v.allow.allows(names) {
+		return
+	}
+	last := strings.ToLower(names[len(names)-1])
+	w.fail("function", int(f.Location), fmt.Sprintf("function %s is not allowed: %s", strings.Join(names, "."), functionRefusal(last)),
+		"Use the functions listed in docs/security.md; an operator can allow another one with allow_functions in okf.yaml.")
+}
+
+func (w *walker) operator(names []*pg_query.Node, loc int) {
+	ops := stringsOf(names)
+	if len(ops) == 0 {
+		return
+	}
+	op := ops[len(ops)-1]
+	if allowedOperators[op] && (len(ops) == 1 || len(ops) == 2 && strings.EqualFold(ops[0], "pg_catalog")) {
+		return
+	}
+	w.fail("operator", loc, fmt.Sprintf("operator %s is not allowed", strings.Join(ops, ".")),
+		"Use the built-in operators on the built-in types.")
+}
+
+func (w *walker) typeName(t *pg_query.TypeName) {
+	names := stringsOf(t.Names)
+	if len(names) == 0 {
+		return
+	}
+	last := strings.ToLower(names[len(names)-1])
+	why := ""
+	switch {
+	case last == "xml":
+		why = "XML values are not on the allowlist"
+	case deniedTypes[last] || strings.HasPrefix(last, "pg_"):
+		why = "its input function reads the catalog"
+	}
+	if why != "" {
+		w.fail("type", int(t.Location), fmt.Sprintf("type %s is not allowed: %s", last, why), "Cast to text, numeric, date or timestamp types.")
+	}
+}
+
+// fromItem resolves one FROM item, puts what it names in sc and returns it.
+func (w *walker) fromItem(n *pg_query.Node, sc *scope) *relation {
+	if w.err != nil {
+		return nil
+	}
+	var r *relation
+	switch x := n.GetNode().(type) {
+	case *pg_query.Node_RangeVar:
+		r = w.rangeVar(x.RangeVar)
+	case *pg_query.Node_RangeSubselect:
+		sel := x.RangeSubselect.Subquery.GetSelectStmt()
+		if sel == nil {
+			w.fail("statement_kind", -1, "a FROM subquery must be a SELECT", "")
+			return nil
+		}
+		// The subquery sees the items before it (more than PostgreSQL
+		// allows without LATERAL, which only makes the check stricter).
+		cols, complete := w.query(sel, sc)
+		r = &relation{loc: -1, cols: slices.Clone(cols), complete: complete}
+		w.alias(r, x.RangeSubselect.Alias)
+	case *pg_query.Node_RangeFunction:
+		r = w.rangeFunction(sc, x.RangeFunction)
+	case *pg_query.Node_JoinExpr:
+		return w.join(sc, x.JoinExpr)
+	case *pg_query.Node_RangeTableSample:
+		ts := x.RangeTableSample
+		if m := stringsOf(ts.Method); len(m) != 1 || !slices.Contains([]string{"bernoulli", "system"}, strings.ToLower(m[0])) {
+			w.fail("function", int(ts.Location), fmt.Sprintf("TABLESAMPLE method %s is not allowed", strings.Join(m, ".")), "Use BERNOULLI or SYSTEM.")
+			return nil
+		}
+		r = w.fromItem(ts.Relation, sc)
+		w.exprs(sc, ts.Args)
+		w.expr(sc, ts.Repeatable)
+		return r
+	case *pg_query.Node_RangeTableFunc:
+		w.fail("function", int(x.RangeTableFunc.Location), "XMLTABLE is not allowed", "Work with the values as text or JSON.")
+		return nil
+	case *pg_query.Node_JsonTable:
+		w.expr(sc, x.JsonTable.GetContextItem().GetRawExpr())
+		r = &relation{loc: int(x.JsonTable.Location)}
+		w.alias(r, x.JsonTable.Alias)
+	default:
+		w.fail("statement_kind", locationOf(protoMessage(n)), "this kind of FROM item is not allowed", "")
+		return nil
+	}
+	if r == nil || w.err != nil {
+		return nil
+	}
+	r.finish()
+	sc.add(r)
+	return r
+}
+
+// alias names r after an alias and renames its columns.
+func (w *walker) alias(r *relation, a *pg_query.Alias) {
+	if a == nil {
+		return
+	}
+	r.name = w.fold(a.Aliasname)
+	r.rename(stringsOf(a.Colnames))
+}
+
+func (w *walker) rangeVar(r *pg_query.RangeVar) *relation {
+	loc := int(r.Location)
+	if r.Catalogname != "" {
+		w.fail("schema", loc, fmt.Sprintf("%s.%s.%s names another database", r.Catalogname, r.Schemaname, r.Relname),
+			"Name tables as table or schema.table.")
+		return nil
+	}
+	name := w.fold(r.Relname)
+	if r.Schemaname == "" {
+		if c := w.lookupCTE(name); c != nil {
+			rel := &relation{name: name, loc: loc, cols: slices.Clone(c.cols), complete: c.complete}
+			w.alias(rel, r.Alias)
+			return rel
+		}
+	}
+	schema, rel := strings.ToLower(r.Schemaname), strings.ToLower(r.Relname)
+	if schema != "" && !slices.Contains(w.v.schemas, schema) {
+		w.fail("schema", loc, fmt.Sprintf("schema %s is not readable; allowed: %s", r.Schemaname, strings.Join(w.v.schemas, ", ")),
+			"System catalogs are hidden; the tables you may read are in the documentation.")
+		return nil
+	}
+	qualified := rel
+	if schema != "" {
+		qualified = schema + "." + rel
+	}
+	if len(w.v.tables) > 0 {
+		// An unqualified name resolves to the first schema.
+		if !w.v.tables[rel] && !w.v.tables[qualified] && !(schema == "" && w.v.tables[w.v.schemas[0]+"."+rel]) {
+			w.fail("table", loc, fmt.Sprintf("table %s is not one you may read", r.Relname), "Allowed tables: "+w.v.allowedList()+".")
+			return nil
+		}
+	} else if strings.HasPrefix(rel, "pg_") || strings.HasPrefix(rel, "sqlite_") {
+		w.fail("catalog", loc, fmt.Sprintf("system catalog %s is not readable", r.Relname),
+			"The tables you may read are in the documentation.")
+		return nil
+	}
+	base := w.v.baseRelation(w.fold(r.Schemaname), name)
+	if base == nil {
+		w.fail("unknown_table", loc, fmt.Sprintf("table %s does not exist", r.Relname), "The tables you may read are in the documentation.")
+		w.err.Refused = false
+		return nil
+	}
+	base.loc = loc
+	if r.Alias != nil && len(r.Alias.Colnames) > 0 && !base.complete && len(base.hidden) > 0 {
+		w.fail("denied_column", loc, fmt.Sprintf("column aliases on %s, which has hidden columns, cannot be checked", r.Relname),
+			"Drop the column list of the alias and name the columns you need.")
+		return nil
+	}
+	w.alias(base, r.Alias)
+	return base
+}
+
+// baseRelation is table name of schema ("" for the first schema that has
+// it) with its columns, hidden ones marked; nil when a catalog is known
+// and lacks the table. Without a catalog the columns are unknown but the
+// hidden ones are still listed.
+func (v *Validator) baseRelation(schema, name string) *relation {
+	r := &relation{name: name, table: name}
+	schemas := v.schemas
+	if schema != "" {
+		schemas = []string{schema}
+	}
+	for _, s := range schemas {
+		cols, ok := v.catalog.table(strings.ToLower(s), name)
+		if !ok {
+			continue
+		}
+		for _, c := range cols {
+			r.cols = append(r.cols, column{name: c, hidden: v.hidden(name, c), certain: true})
+		}
+		if ipk, ok := v.catalog.rowid(s, name); ok {
+			for _, alias := range sqliteRowidNames {
+				if !r.hasColumn(alias) {
+					r.cols = append(r.cols, column{name: alias, hidden: ipk != "" && v.hidden(name, ipk), certain: true})
+				}
+			}
+		}
+		r.complete = true
+		return r.finish()
+	}
+	if v.catalog != nil {
+		return nil
+	}
+	r.hidden = v.deniedIn(name)
+	return r
+}
+
+// deniedIn lists the columns the options hide in table.
+func (v *Validator) deniedIn(table string) []string {
+	var out []string
+	for col, tables := range v.deniedColumns {
+		if slices.Contains(tables, "") || slices.Contains(tables, strings.ToLower(table)) {
+			out = append(out, col)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// srfColumns are the output columns of allowed functions that return rows
+// of several columns.
+var srfColumns = map[string][]string{
+	"json_each": {"key", "value"}, "jsonb_each": {"key", "value"}, "json_each_text": {"key", "value"},
+	"jsonb_each_text": {"key", "value"},
+}
+
+// scalarSRFs return one column, named after the alias or the function.
+var scalarSRFs = setOf("generate_series", "generate_subscripts", "unnest", "json_array_elements", "jsonb_array_elements",
+	"json_array_elements_text", "jsonb_array_elements_text", "json_object_keys", "jsonb_object_keys", "regexp_matches",
+	"regexp_split_to_table", "string_to_table", "jsonb_path_query", "jsonb_path_query_tz")
+
+// sqliteJSONColumns are the columns of SQLite's json_each and json_tree.
+var sqliteJSONColumns = []string{"key", "value", "type", "atom", "id", "parent", "fullkey", "path", "json", "root"}
+
+func (w *walker) rangeFunction(sc *scope, rf *pg_query.RangeFunction) *relation {
+	r := &relation{loc: -1}
+	var fnames []string
+	var coldefs []*pg_query.Node
+	for _, item := range rf.Functions {
+		parts := item.GetList().GetItems()
+		if len(parts) == 0 {
+			continue
+		}
+		w.expr(sc, parts[0])
+		if fc := parts[0].GetFuncCall(); fc != nil {
+			names := stringsOf(fc.Funcname)
+			fnames = append(fnames, strings.ToLower(names[len(names)-1]))
+			r.loc = int(fc.Location)
+		} else {
+			fnames = append(fnames, "")
+		}
+		if len(parts) > 1 {
+			coldefs = append(coldefs, parts[1].GetList().GetItems()...)
+		}
+	}
+	w.exprs(sc, rf.Coldeflist)
+	w.exprs(sc, coldefs)
+	coldefs = append(coldefs, rf.Coldeflist...)
+	switch {
+	case len(coldefs) > 0:
+		for _, d := range coldefs {
+			r.cols = append(r.cols, column{name: d.GetColumnDef().GetColname(), certain: true})
+		}
+		r.complete = true
+	case len(fnames) == 1 && w.v.dialect == DialectSQLite && sqliteTableFunctions[fnames[0]]:
+		for _, c := range sqliteJSONColumns {
+			r.cols = append(r.cols, column{name: c, certain: true})
+		}
+		r.complete = true
+	case len(fnames) == 1 && srfColumns[fnames[0]] != nil:
+		for _, c := range srfColumns[fnames[0]] {
+			r.cols = append(r.cols, column{name: c, certain: true})
+		}
+		r.complete = true
+	case len(fnames) == 1 && (scalarSRFs[fnames[0]] || w.v.allow.builtin[fnames[0]]):
+		name := fnames[0]
+		if rf.Alias != nil {
+			name = rf.Alias.Aliasname
+		}
+		r.cols, r.complete = []column{{name: name, certain: true}}, true
+	}
+	if rf.Ordinality && r.complete {
+		r.cols = append(r.cols, column{name: "ordinality", certain: true})
+	}
+	if len(fnames) == 1 {
+		r.name = fnames[0]
+	}
+	w.alias(r, rf.Alias)
+	return r
+}
+
+// join resolves a join and the columns its USING list or NATURAL reads.
+func (w *walker) join(sc *scope, j *pg_query.JoinExpr) *relation {
+	l := w.fromItem(j.Larg, sc)
+	r := w.fromItem(j.Rarg, sc)
+	if l == nil || r == nil || w.err != nil {
+		return nil
+	}
+	var using []string
+	switch {
+	case j.IsNatural:
+		if len(l.hidden)+len(r.hidden) > 0 && !(certainColumns(l) && certainColumns(r)) {
+			w.fail("denied_column", max(l.loc, r.loc), fmt.Sprintf("NATURAL JOIN next to %s, which has hidden columns, cannot be checked", hiddenLabel(l, r)),
+				"Join with ON and name the join columns.")
+			return nil
+		}
+		for _, c := range l.cols {
+			if r.hasColumn(c.name) && !slices.Contains(using, c.name) {
+				using = append(using, c.name)
+			}
+		}
+	default:
+		using = stringsOf(j.UsingClause)
+	}
+	for _, name := range using {
+		name = w.fold(name)
+		for _, side := range []*relation{l, r} {
+			if side.hides(name) {
+				w.fail("denied_column", side.loc, fmt.Sprintf("the join reads hidden column %s of %s", name, side.label()),
+					"Join with ON on columns you may read.")
+				return nil
+			}
+		}
+	}
+	w.expr(sc, j.Quals)
+	joined := &relation{loc: l.loc, members: []*relation{l, r}, complete: l.complete && r.complete}
+	for _, name := range using {
+		joined.cols = append(joined.cols, column{name: w.fold(name), certain: true})
+	}
+	for _, side := range []*relation{l, r} {
+		for _, c := range side.cols {
+			if !slices.Contains(using, c.name) {
+				joined.cols = append(joined.cols, c)
+			}
+		}
+	}
+	w.alias(joined, j.Alias)
+	joined.finish()
+	sc.add(joined)
+	if a := j.JoinUsingAlias; a != nil {
+		u := &relation{name: w.fold(a.Aliasname), loc: l.loc, cols: joined.cols[:len(using)], complete: true}
+		sc.add(u.finish())
+	}
+	return joined
+}
+
+func certainColumns(r *relation) bool {
+	if !r.complete {
+		return false
+	}
+	for _, c := range r.cols {
+		if !c.certain {
+			return false
+		}
+	}
+	return true
+}
+
+func hiddenLabel(l, r *relation) string {
+	if len(l.hidden) > 0 {
+		return l.label()
+	}
+	return r.label()
+}
