@@ -140,7 +140,6 @@ func (p *Postgres) Close() error {
 	return nil
 }
 
-
 // deadlineGrace is how long after statement_timeout the client-side
 // deadline fires, so the server's own refusal normally comes first.
 func deadlineGrace(timeout time.Duration) time.Duration {

@@ -69,7 +69,7 @@ func nestingToken(t pg_query.Token) bool {
 }
 
 // sameReading refuses SQLite text that PostgreSQL's scanner reads
-// differently from SQLite (a nested comment, an E'' string, a dollar
+// differently from SQLite (a nested comment, an E” string, a dollar
 // quote): the validator's parse would then judge another query than the
 // one SQLite runs. It compares where each reads a word to begin; text is
 // sql as the PostgreSQL parser reads it (backticks turned into quotes).
