@@ -18,7 +18,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/okf-tools/okf/internal/pgtest"
 	"github.com/okf-tools/okf/internal/synth"
+	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/store"
 )
 
@@ -250,3 +252,73 @@ func peakRSS(t *testing.T, pid int) int64 {
 	}
 	return 0
 }
+
+// TestServeMemoryBound (OKF_MEMORY_BOUND=1; BENCHMARKS.md): okf serve with a
+// PostgreSQL table of 100 rows of 16 MB each, which 8 clients read whole at
+// once through the JSON API. Every row is read, each value is cut to
+// sqlguard.MaxCellBytes and the result to sqlguard.MaxResultBytes, so the
+// server's peak RSS stays under the bound docs/security.md gives.
+func TestServeMemoryBound(t *testing.T) {
+	if os.Getenv("OKF_MEMORY_BOUND") != "1" {
+		t.Skip("set OKF_MEMORY_BOUND=1 to measure okf serve's peak memory under huge results")
+	}
+	const clients = 8
+	ctx := context.Background()
+	admin := pgtest.Shared(t).NewDatabase(t)
+	if err := pgExec(ctx, admin, `CREATE TABLE big (id int, v text);
+INSERT INTO big SELECT i, repeat(md5(i::text), 500000) FROM generate_series(1, 100) i`); err != nil {
+		t.Fatal(err)
+	}
+	agent := strings.Replace(admin, "postgres@", fmt.Sprintf("okf_big_%d:agentpw@", time.Now().UnixNano()), 1)
+	if _, err := sqlguard.PreparePostgres(ctx, admin, agent, sqlguard.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	seedStore(t, data).Close()
+	cfg := filepath.Join(data, "okf.yaml")
+	yaml := fmt.Sprintf("databases:\n  - name: big\n    dsn: %s\n    guard:\n      max_conns: %d\n      timeout: 2m\nserve:\n  tenants:\n    - name: acme\n      databases: [big]\n", agent, clients)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	token, err := MintToken(filepath.Join(data, TokensFile), "big", "acme", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, okfBinary(t), "--data", data, "--config", cfg)
+	idle := peakRSS(t, srv.cmd.Process.Pid)
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	start := time.Now()
+	for range clients {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", "http://"+srv.addr+"/v1/acme/sql", strings.NewReader(`{"database":"big","sql":"SELECT id, v FROM big"}`))
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"total":100`) {
+				errs <- fmt.Errorf("%d %.200s", resp.StatusCode, body)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	peak := peakRSS(t, srv.cmd.Process.Pid)
+	bound := int64(memoryBaseBytes) + clients*int64(sqlguard.QueryMemoryBytes)
+	t.Logf("%d clients each read 100 rows of 16 MB in %v: peak RSS %d MB (idle %d MB); bound %d MB",
+		clients, time.Since(start).Round(time.Millisecond), peak>>20, idle>>20, bound>>20)
+	if peak > bound {
+		t.Errorf("peak RSS %d MB is over the bound of %d MB", peak>>20, bound>>20)
+	}
+}
+
+// memoryBaseBytes is okf serve's own memory before any query: the read
+// model, the servers, the runtime.
+const memoryBaseBytes = 64 << 20

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/okf-tools/okf/internal/sqlshapes"
 	"github.com/okf-tools/okf/sqlguard"
 )
 
@@ -279,5 +281,34 @@ func TestCheckAddr(t *testing.T) {
 	}
 	if err := CheckAddr(ctx, "0.0.0.0:7777", true); err != nil {
 		t.Errorf("with TLS: %v", err)
+	}
+}
+
+// TestHugeQueries: queries of every hostile shape, at the largest size the
+// guard accepts and at 1 MB, over MCP and the JSON API, each answered with
+// an error or a result while the server goes on serving.
+func TestHugeQueries(t *testing.T) {
+	f := newFixture(t, fixtureOptions{maxBytes: 4 << 20, extraDBs: []Database{{Name: "big", Tenant: "acme", DSN: "sqlite:" + shopDB(t, t.TempDir()),
+		Guard: sqlguard.Options{MaxSQLBytes: sqlguard.MaxSQLBytesLimit}}}})
+	cs := f.mcpSession(t, tokAcmeRead)
+	for _, s := range sqlshapes.Shapes {
+		for _, size := range []int{sqlguard.MaxSQLBytesLimit - 64, 1_000_000} {
+			sql := s.Text(size)
+			out, _ := call(t, cs, "run_sql", map[string]any{"database": "big", "sql": sql})
+			if out == "" {
+				t.Errorf("%s at %d bytes over MCP: no answer", s.Name, size)
+			}
+			body, err := json.Marshal(map[string]string{"database": "big", "sql": sql})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, text := f.request(t, "POST", "/v1/acme/sql", tokAcmeRead, bytes.NewReader(body), nil)
+			if resp.StatusCode >= 500 {
+				t.Errorf("%s at %d bytes over HTTP: %d %.200s", s.Name, size, resp.StatusCode, text)
+			}
+		}
+	}
+	if out, isErr := call(t, cs, "run_sql", map[string]any{"database": "big", "sql": "SELECT count(*) AS n FROM orders"}); isErr {
+		t.Errorf("after the huge queries: %s", out)
 	}
 }

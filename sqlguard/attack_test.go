@@ -3,8 +3,12 @@ package sqlguard
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,72 +17,32 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/okf-tools/okf/internal/pgtest"
 )
 
-// What an attack achieves when nothing stops it.
-type attackKind int
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
+// The attack fixture adds to the fixture a sequence, an index on the
+// hidden column, a view that shows it and (on PostgreSQL) dblink, and
+// hides the view's column too.
 const (
-	// kindWrite leaves something behind: changed rows, tables, large
-	// objects, session settings or locks.
-	kindWrite attackKind = iota
-	// kindRead returns data it must not, or does what must not be done
-	// at all (ATTACH, switching query_only off); any success is a breach.
-	kindRead
-	// kindRunaway holds the database past any reasonable time.
-	kindRunaway
+	attackDDL         = "CREATE INDEX hero_secret ON hero (secret_identity);\nCREATE VIEW hero_view AS SELECT id, name, secret_identity FROM hero;\n"
+	attackPostgresDDL = attackDDL + "CREATE SEQUENCE hero_seq;\nCREATE EXTENSION dblink;\nSELECT lo_from_bytea(4242, 'a secret');\n"
 )
 
-type attack struct {
-	name   string
-	kind   attackKind
-	pg     string
-	sqlite string // "" when the PostgreSQL text serves both
-}
-
-func (a attack) sql(d Dialect) string {
-	if d == DialectSQLite && a.sqlite != "" {
-		return a.sqlite
-	}
-	return a.pg
-}
-
-var deepNesting = "SELECT " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000)
-
-var attacks = []attack{
-	{name: "write", kind: kindWrite, pg: "DELETE FROM hero"},
-	{name: "DDL", kind: kindWrite, pg: "DROP TABLE notes"},
-	{name: "two statements", kind: kindWrite, pg: "SELECT 1; DELETE FROM hero"},
-	{name: "write hidden in a CTE", kind: kindWrite, pg: "WITH d AS (DELETE FROM hero RETURNING id) SELECT count(*) FROM d"},
-	{name: "SELECT INTO", kind: kindWrite, pg: "SELECT * INTO stolen FROM notes"},
-	{name: "COPY from a server file", kind: kindWrite, pg: "COPY notes FROM '/etc/hostname'"},
-	{name: "ATTACH", kind: kindRead, pg: "ATTACH DATABASE ':memory:' AS scratch"},
-	{name: "PRAGMA that writes", kind: kindWrite, pg: "PRAGMA user_version = 7"},
-	{name: "PRAGMA that switches a layer off", kind: kindRead, pg: "PRAGMA query_only = 0"},
-	{name: "SET (switching the timeout off)", kind: kindWrite, pg: "SET statement_timeout = '1h'"},
-	{name: "set_config (switching the timeout off)", kind: kindWrite, pg: "SELECT set_config('statement_timeout', '1h', false)"},
-	{name: "pg_read_file", kind: kindRead, pg: "SELECT pg_read_file('/etc/passwd')"},
-	{name: "lo_import", kind: kindWrite, pg: "SELECT lo_import('/etc/passwd')"},
-	{name: "dblink", kind: kindRead, pg: "SELECT * FROM dblink('dbname=postgres', 'SELECT 1') AS t(x int)"},
-	{name: "pg_sleep", kind: kindRunaway, pg: "SELECT pg_sleep(30)"},
-	{name: "advisory lock", kind: kindWrite, pg: "SELECT pg_advisory_lock(42)"},
-	{name: "runaway cross join", kind: kindRunaway, pg: "SELECT a.id, b.id, c.id FROM hero a, hero b, hero c"},
-	{name: "denied column", kind: kindRead, pg: "SELECT name, secret_identity FROM hero"},
-	{name: "denied column through *", kind: kindRead, pg: "SELECT * FROM hero"},
-	{name: "other schemas' catalogs", kind: kindRead, pg: "SELECT rolname, rolpassword FROM pg_authid",
-		sqlite: "SELECT name, sql FROM sqlite_schema"},
-	{name: "very long SQL", kind: kindRead, pg: deepNesting},
-	{name: "invalid UTF-8", kind: kindWrite, pg: "SELECT 1 /* \xff\xfe */; DELETE FROM hero"},
-}
+var attackOptions = Options{DeniedColumns: []string{"hero.secret_identity", "hero_view.secret_identity"}}
 
 // The harness's own limits, far above the layers' so a stop is the layer's.
 const (
 	harnessDeadline = 1500 * time.Millisecond
 	layerTimeout    = 200 * time.Millisecond
 	layerRowCap     = 100
+	// walBound is the WAL a query through the guard may cause (hint bits,
+	// page pruning); an attack that writes WAL writes megabytes.
+	walBound = 256 << 10
 )
 
 // outcome is what one run of an attack did.
@@ -86,19 +50,22 @@ type outcome struct {
 	err          error
 	harnessEnded bool // the harness deadline ended it, not a layer
 	truncated    bool // the row cap ended it
-	sessionDiff  bool // settings or locks of the session changed
+	timedOut     bool // a timeout or deadline ended it
+	sessionDiff  bool // settings, locks or prepared statements of the session changed
 }
 
 // stopped reports whether the run kept the attack from succeeding, given
-// whether the database changed.
-func (o outcome) stopped(kind attackKind, dbChanged bool) bool {
-	if o.harnessEnded {
+// whether it left a lasting change.
+func (o outcome) stopped(kind attackKind, changed bool) bool {
+	// Time stops runaways; any other attack it ends might have
+	// succeeded a moment later.
+	if o.harnessEnded || kind != kindRunaway && o.timedOut {
 		return false
 	}
 	if o.err != nil || kind == kindRunaway && o.truncated {
 		return true
 	}
-	return kind == kindWrite && !dbChanged && !o.sessionDiff
+	return kind == kindWrite && !changed && !o.sessionDiff
 }
 
 // layerRun runs one attack with a single layer (or none) in place.
@@ -107,17 +74,190 @@ type layerRun struct {
 	run   func(ctx context.Context, sql string) outcome
 }
 
+// scratch is the copy of the database the layer runs attack.
+type scratch struct {
+	state func() string // rows, sequences, large objects
+	reset func()        // a fresh copy after a run changed it
+	// marks reads the cluster's next transaction id and WAL position;
+	// nil for SQLite.
+	marks func() (xid, wal int64)
+}
+
 // record is one attack's verdict on one engine.
 type record struct {
-	attack string
+	attack attack
 	layers []string
+}
+
+// vars are the values of an attack's placeholders in one run.
+type vars struct{ file, pid, seq, conninfo string }
+
+func (a attack) text(v vars) string {
+	return strings.NewReplacer("{file}", v.file, "{pid}", v.pid, "{seq}", v.seq, "{conninfo}", v.conninfo).Replace(a.sql)
+}
+
+// runLayers runs attack a under the validator and each layer alone and
+// returns the layers that stopped it. It fails the test unless two do, or
+// one for an attack only one layer can stop.
+func runLayers(t *testing.T, a attack, v *Validator, runs []layerRun, s scratch, varsFor func(run int) vars) record {
+	t.Helper()
+	rec := record{attack: a}
+	if err := v.Validate(a.text(varsFor(0))); err != nil {
+		rec.layers = append(rec.layers, string(LayerValidator))
+	}
+	outcomes := make([]outcome, len(runs))
+	changed := make([]bool, len(runs))
+	if a.kind == kindWrite {
+		// One at a time, on a fresh copy after any run that changed it.
+		for i, r := range runs {
+			vr := varsFor(i + 1)
+			before := s.state()
+			var xid, wal int64
+			if s.marks != nil {
+				xid, wal = s.marks()
+			}
+			outcomes[i] = r.run(context.Background(), a.text(vr))
+			changed[i] = s.state() != before
+			if s.marks != nil {
+				xid2, wal2 := s.marks()
+				changed[i] = changed[i] || a.effect&effectXID != 0 && xid2 != xid || a.effect&effectWAL != 0 && wal2-wal > walBound
+			}
+			if a.effect&effectFile != 0 {
+				if _, err := os.Stat(vr.file); err == nil {
+					changed[i] = true
+				}
+			}
+			if changed[i] {
+				s.reset()
+			}
+		}
+	} else if a.kind == kindRead {
+		// One at a time too: two runs' locks would stop each other.
+		for i, r := range runs {
+			outcomes[i] = r.run(context.Background(), a.text(varsFor(i+1)))
+		}
+	} else {
+		// Runaways change nothing and lock nothing; run them side by side,
+		// since most wait out the harness deadline.
+		var wg sync.WaitGroup
+		for i, r := range runs {
+			sql := a.text(varsFor(i + 1))
+			wg.Go(func() { outcomes[i] = r.run(context.Background(), sql) })
+		}
+		wg.Wait()
+	}
+	base := outcomes[0]
+	baseStopped := base.stopped(a.kind, changed[0])
+	if baseStopped {
+		rec.layers = append(rec.layers, fmt.Sprintf("database (%s)", shortError(base.err)))
+	}
+	for i, r := range runs[1:] {
+		o := outcomes[i+1]
+		if !o.stopped(a.kind, changed[i+1]) {
+			continue
+		}
+		// Refused for the very reason the bare database refused: not this layer's doing.
+		if baseStopped && o.err != nil && base.err != nil && o.err.Error() == base.err.Error() {
+			continue
+		}
+		rec.layers = append(rec.layers, string(r.layer))
+	}
+	switch {
+	case len(rec.layers) == 0:
+		t.Errorf("%s / %s: no layer stopped it", a.class, a.name)
+	case len(rec.layers) < 2 && a.single == "":
+		t.Errorf("%s / %s: stopped by %d layer (%s); want at least two", a.class, a.name, len(rec.layers), strings.Join(rec.layers, ", "))
+	}
+	return rec
+}
+
+func shortError(err error) string {
+	if err == nil {
+		return "no effect"
+	}
+	msg := err.Error()
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		msg = pe.Message
+	}
+	msg = strings.TrimPrefix(msg, "sqlite3: ")
+	msg = strings.ReplaceAll(msg, "|", `\|`)
+	if len(msg) > 60 {
+		msg = msg[:57] + "..."
+	}
+	return msg
+}
+
+// checkAttackTable compares the table attack × layer with its golden file
+// (rewritten with -update) and logs it.
+func checkAttackTable(t *testing.T, engine, golden string, records []record) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "| class | attack (%s) | stopped by |\n| --- | --- | --- |\n", engine)
+	single := 0
+	for _, r := range records {
+		layers := strings.Join(r.layers, ", ")
+		if r.attack.single != "" && len(r.layers) < 2 {
+			layers += " (only layer: " + r.attack.single + ")"
+			single++
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.attack.class, r.attack.name, layers)
+	}
+	fmt.Fprintf(&b, "\n%d attacks; %d stopped by one layer only, each for the reason given.\n", len(records), single)
+	t.Log("\n" + b.String())
+	path := filepath.Join("testdata", "attacks", golden)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if got := b.String(); got != string(want) {
+		gotLines, wantLines := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < max(len(gotLines), len(wantLines)); i++ {
+			g, w := lineAt(gotLines, i), lineAt(wantLines, i)
+			if g != w {
+				t.Errorf("%s line %d:\n got: %s\nwant: %s", path, i+1, g, w)
+			}
+		}
+	}
+}
+
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return ""
 }
 
 func TestAttacksPostgres(t *testing.T) {
 	t.Parallel()
-	admin, agent := pgFixture(t)
+	if len(postgresAttacks) < 60 {
+		t.Fatalf("%d PostgreSQL attacks; the suite wants at least 60", len(postgresAttacks))
+	}
+	cluster := pgtest.Own(t)
 	ctx := context.Background()
-	cluster := pgtest.Shared(t)
+	super, err := pgx.Connect(ctx, cluster.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer super.Close(ctx)
+	// Nothing else may assign transaction ids or write WAL while the
+	// guarded runs are measured.
+	if _, err := super.Exec(ctx, "ALTER SYSTEM SET autovacuum = off"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := super.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		t.Fatal(err)
+	}
+	admin, agent := pgFixtureOn(t, cluster, attackPostgresDDL, attackOptions)
 	adminCfg, err := pgx.ParseConfig(admin)
 	if err != nil {
 		t.Fatal(err)
@@ -131,17 +271,12 @@ func TestAttacksPostgres(t *testing.T) {
 	clone := func() string {
 		cloneSeq++
 		name := fmt.Sprintf("%s_c%d", template, cloneSeq)
-		conn, err := pgx.Connect(ctx, cluster.DSN("postgres"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
 		db := pgx.Identifier{name}.Sanitize()
-		if _, err := conn.Exec(ctx, "CREATE DATABASE "+db+" TEMPLATE "+pgx.Identifier{template}.Sanitize()+" STRATEGY = FILE_COPY"); err != nil {
+		if _, err := super.Exec(ctx, "CREATE DATABASE "+db+" TEMPLATE "+pgx.Identifier{template}.Sanitize()); err != nil {
 			t.Fatal(err)
 		}
 		// Database-level grants live outside the copied catalog.
-		if _, err := conn.Exec(ctx, "REVOKE TEMPORARY ON DATABASE "+db+" FROM PUBLIC"); err != nil {
+		if _, err := super.Exec(ctx, "REVOKE TEMPORARY ON DATABASE "+db+" FROM PUBLIC"); err != nil {
 			t.Fatal(err)
 		}
 		return name
@@ -149,41 +284,116 @@ func TestAttacksPostgres(t *testing.T) {
 	guarded := clone()
 	guardedDSN := cluster.DSN(guarded)
 	guardedAgent := strings.Replace(agent, "/"+template+"?", "/"+guarded+"?", 1)
-	opts := fixtureOptions
+	opts := attackOptions
 	opts.Timeout, opts.CountLimit, opts.MaxRows = 300*time.Millisecond, layerRowCap, 10
 	db, err := Open(ctx, "fixture", guardedAgent, opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	initial := pgState(t, guardedDSN)
-	validator, err := NewValidator(DialectPostgres, fixtureOptions, fixtureCatalog(DialectPostgres))
+	validator, err := NewValidator(DialectPostgres, attackOptions, db.engine.Catalog())
 	if err != nil {
 		t.Fatal(err)
 	}
+	by := &bystanders{t: t, agent: guardedAgent, admin: guardedDSN}
+	defer by.close()
+	marks := func() (int64, int64) { return clusterMarks(t, super) }
 
 	var records []record
-	for _, a := range attacks {
-		sql := a.sql(DialectPostgres)
+	for n, a := range postgresAttacks {
 		target := clone()
+		by.ensure()
+		varsFor := func(run int) vars {
+			return vars{file: filepath.Join(cluster.Root, fmt.Sprintf("attack-%d-%d", n, run)), pid: strconv.Itoa(int(by.agentPID)), seq: "hero_seq",
+				conninfo: fmt.Sprintf("host=%s port=%d dbname=postgres user=%s", cluster.Host, cluster.Port, pgtest.Superuser)}
+		}
 		runs := pgLayerRuns(adminCfg, agentCfg, &target)
-		rec := runLayers(t, a, validator, runs,
-			func() string { return pgState(t, cluster.DSN(target)) },
-			func() { target = clone() })
-		// The whole guard must stop it too, and leave the database as it was.
-		res, err := db.Query(ctx, "attack-suite", sql)
-		if err == nil && !(a.kind == kindRunaway && res.Truncated()) {
-			t.Errorf("%s: the guard let it through: %v", a.name, res)
+		s := scratch{state: func() string { return pgState(t, cluster.DSN(target)) }, reset: func() { target = clone() }, marks: marks}
+		rec := runLayers(t, a, validator, runs, s, varsFor)
+		// The whole guard must stop it too, leave the database as it was
+		// and touch no other session.
+		by.ensure()
+		v := varsFor(99)
+		initial := pgState(t, guardedDSN)
+		xid, wal := marks()
+		res, err := db.Query(ctx, "attack-suite", a.text(v))
+		if err == nil && a.kind != kindWrite && !(a.kind == kindRunaway && res.Truncated()) {
+			t.Errorf("%s / %s: the guard let it through: %v", a.class, a.name, res)
 		}
+		xid2, wal2 := marks()
 		if got := pgState(t, guardedDSN); got != initial {
-			t.Errorf("%s: the guarded database changed:\n%s\n%s", a.name, initial, got)
+			t.Errorf("%s / %s: the guarded database changed:\n%s\n%s", a.class, a.name, initial, got)
 		}
+		if xid2 != xid || wal2-wal > walBound {
+			t.Errorf("%s / %s: through the guard, %d transaction ids went and the WAL grew %d bytes", a.class, a.name, xid2-xid, wal2-wal)
+		}
+		if _, err := os.Stat(v.file); err == nil {
+			t.Errorf("%s / %s: a file appeared at %s", a.class, a.name, v.file)
+		}
+		by.check(a)
 		records = append(records, rec)
 	}
 	if open, inTx := activeGuardConns(t, guardedDSN); inTx != 0 {
 		t.Errorf("%d of %d guard sessions left busy", inTx, open)
 	}
-	reportAttacks(t, "PostgreSQL", records)
+	checkAttackTable(t, "PostgreSQL", "postgres.md", records)
+}
+
+// clusterMarks reads the next transaction id and the WAL insert position,
+// neither of which reading them changes.
+func clusterMarks(t *testing.T, conn *pgx.Conn) (xid, wal int64) {
+	t.Helper()
+	err := conn.QueryRow(context.Background(), `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
+		pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint`).Scan(&xid, &wal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xid, wal
+}
+
+// bystanders are sessions an attack must not reach: one of the agent's
+// role (which the same role could signal) and one of the admin's.
+type bystanders struct {
+	t            *testing.T
+	agent, admin string
+	conns        [2]*pgx.Conn
+	agentPID     uint32
+}
+
+// ensure (re)connects any bystander a layer run ended.
+func (b *bystanders) ensure() {
+	for i, dsn := range []string{b.agent, b.admin} {
+		if c := b.conns[i]; c != nil && c.Ping(context.Background()) == nil {
+			continue
+		}
+		c, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		if _, err := c.Exec(context.Background(), "SET application_name = 'okf-bystander'; SELECT 'okf-bystander-secret'"); err != nil {
+			b.t.Fatal(err)
+		}
+		b.conns[i] = c
+	}
+	b.agentPID = b.conns[0].PgConn().PID()
+}
+
+// check fails the test if a bystander was ended or its session changed.
+func (b *bystanders) check(a attack) {
+	for _, c := range b.conns {
+		var name string
+		if err := c.QueryRow(context.Background(), "SELECT current_setting('application_name')").Scan(&name); err != nil || name != "okf-bystander" {
+			b.t.Errorf("%s / %s: a bystander session was reached: %v %q", a.class, a.name, err, name)
+		}
+	}
+}
+
+func (b *bystanders) close() {
+	for _, c := range b.conns {
+		if c != nil {
+			c.Close(context.Background())
+		}
+	}
 }
 
 // pgLayerRuns builds the PostgreSQL layers, each alone on top of a bare
@@ -191,7 +401,7 @@ func TestAttacksPostgres(t *testing.T) {
 // several statements). *target names the scratch database to attack.
 func pgLayerRuns(adminCfg, agentCfg *pgx.ConnConfig, target *string) []layerRun {
 	type setup struct {
-		agent, extended, readOnly, rollback, timeout, deadline, rowCap, reset bool
+		agent, extended, readOnly, rollback, timeout, deadline, rowCap, reset, limits bool
 	}
 	mk := func(l Layer, s setup) layerRun {
 		return layerRun{layer: l, run: func(ctx context.Context, sql string) outcome {
@@ -201,8 +411,17 @@ func pgLayerRuns(adminCfg, agentCfg *pgx.ConnConfig, target *string) []layerRun 
 			}
 			cfg = cfg.Copy()
 			cfg.Database = *target
+			// No cached statements: DISCARD ALL would leave them stale.
+			cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 			cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 				return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
+			}
+			if s.limits {
+				cfg.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+					f := pgproto3.NewFrontend(r, w)
+					f.SetMaxBodyLen(MaxValueBytes)
+					return f
+				}
 			}
 			return runPG(ctx, cfg, sql, s.extended, s.readOnly, s.rollback, s.timeout, s.deadline, s.rowCap, s.reset)
 		}}
@@ -217,6 +436,7 @@ func pgLayerRuns(adminCfg, agentCfg *pgx.ConnConfig, target *string) []layerRun 
 		mk(LayerTimeout, setup{timeout: true}),
 		mk(LayerDeadline, setup{deadline: true}),
 		mk(LayerRowCap, setup{rowCap: true}),
+		mk(LayerLimits, setup{limits: true}),
 	}
 }
 
@@ -272,6 +492,8 @@ func runPG(ctx context.Context, cfg *pgx.ConnConfig, sql string, extended, readO
 		o.err = err
 	}
 	o.harnessEnded = harness.Err() != nil
+	var pe *pgconn.PgError
+	o.timedOut = errors.As(err, &pe) && pe.Code == "57014" || qctx.Err() != nil && !o.truncated
 	end := context.Background()
 	switch {
 	case rollback:
@@ -280,7 +502,8 @@ func runPG(ctx context.Context, cfg *pgx.ConnConfig, sql string, extended, readO
 		conn.Exec(end, "COMMIT")
 	}
 	if reset {
-		conn.Exec(end, "SELECT pg_advisory_unlock_all(); RESET ALL")
+		conn.Exec(end, "ROLLBACK")
+		conn.Exec(end, "DISCARD ALL")
 	}
 	o.sessionDiff = before != pgSession(conn)
 	return o
@@ -293,7 +516,8 @@ func pgSession(conn *pgx.Conn) string {
 	defer cancel()
 	var s string
 	err := conn.QueryRow(ctx, `SELECT current_setting('default_transaction_read_only') || ' ' || current_setting('statement_timeout') || ' ' ||
-		(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())`).Scan(&s)
+		current_user || ' ' || (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) || ' ' ||
+		(SELECT count(*) FROM pg_prepared_statements)`).Scan(&s)
 	if err != nil {
 		return ""
 	}
@@ -302,10 +526,13 @@ func pgSession(conn *pgx.Conn) string {
 
 func TestAttacksSQLite(t *testing.T) {
 	t.Parallel()
-	fixture := sqliteFixture(t)
+	if len(sqliteAttacks) < 60 {
+		t.Fatalf("%d SQLite attacks; the suite wants at least 60", len(sqliteAttacks))
+	}
+	fixture := sqliteFixtureWith(t, attackDDL)
 	ctx := context.Background()
 	guarded := copyFile(t, fixture)
-	opts := fixtureOptions
+	opts := attackOptions
 	opts.Timeout, opts.CountLimit, opts.MaxRows = 300*time.Millisecond, layerRowCap, 10
 	db, err := Open(ctx, "fixture", "sqlite:"+guarded, opts, nil)
 	if err != nil {
@@ -313,42 +540,55 @@ func TestAttacksSQLite(t *testing.T) {
 	}
 	defer db.Close()
 	initial := sqliteState(t, guarded)
-	validator, err := NewValidator(DialectSQLite, fixtureOptions, fixtureCatalog(DialectSQLite))
+	validator, err := NewValidator(DialectSQLite, attackOptions, db.engine.Catalog())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The authorizer under test is the guard's own, bound to the fixture.
-	guard, err := OpenSQLite(fixture, fixtureOptions)
+	// The authorizer and the program check under test are the guard's
+	// own, bound to the fixture.
+	guard, err := OpenSQLite(fixture, attackOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
+	bystander, err := sqlite3.OpenFlags("file:"+guarded+"?mode=ro", sqlite3.OPEN_READONLY|sqlite3.OPEN_URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bystander.Close()
+	files := t.TempDir()
 	var records []record
-	for _, a := range attacks {
-		sql := a.sql(DialectSQLite)
+	for n, a := range sqliteAttacks {
 		target := copyFile(t, fixture)
+		varsFor := func(run int) vars { return vars{file: filepath.Join(files, fmt.Sprintf("attack-%d-%d", n, run))} }
 		runs := sqliteLayerRuns(guard, &target)
-		rec := runLayers(t, a, validator, runs,
-			func() string { return sqliteState(t, target) },
-			func() { target = copyFile(t, fixture) })
-		res, err := db.Query(ctx, "attack-suite", sql)
-		if err == nil && !(a.kind == kindRunaway && res.Truncated()) {
-			t.Errorf("%s: the guard let it through: %v", a.name, res)
+		s := scratch{state: func() string { return sqliteState(t, target) }, reset: func() { target = copyFile(t, fixture) }}
+		rec := runLayers(t, a, validator, runs, s, varsFor)
+		v := varsFor(99)
+		res, err := db.Query(ctx, "attack-suite", a.text(v))
+		if err == nil && a.kind != kindWrite && !(a.kind == kindRunaway && res.Truncated()) {
+			t.Errorf("%s / %s: the guard let it through: %v", a.class, a.name, res)
 		}
 		if got := sqliteState(t, guarded); got != initial {
-			t.Errorf("%s: the guarded file changed:\n%s\n%s", a.name, initial, got)
+			t.Errorf("%s / %s: the guarded file changed:\n%s\n%s", a.class, a.name, initial, got)
+		}
+		if _, err := os.Stat(v.file); err == nil {
+			t.Errorf("%s / %s: a file appeared at %s", a.class, a.name, v.file)
+		}
+		if err := bystander.Exec("SELECT count(*) FROM notes"); err != nil {
+			t.Errorf("%s / %s: another connection can no longer read: %v", a.class, a.name, err)
 		}
 		records = append(records, rec)
 	}
-	reportAttacks(t, "SQLite", records)
+	checkAttackTable(t, "SQLite", "sqlite.md", records)
 }
 
 // sqliteLayerRuns builds the SQLite layers, each alone on top of a bare
 // read-write connection that runs every statement of the text.
 func sqliteLayerRuns(guard *SQLite, target *string) []layerRun {
-	type setup struct{ roFile, queryOnly, limits, authorizer, roStmt, oneStmt, interrupt, rowCap bool }
+	type setup struct{ roFile, queryOnly, limits, authorizer, program, roStmt, oneStmt, interrupt, rowCap bool }
 	mk := func(l Layer, s setup) layerRun {
 		return layerRun{layer: l, run: func(ctx context.Context, sql string) outcome {
-			return runSQLite(ctx, guard, *target, sql, s.roFile, s.queryOnly, s.limits, s.authorizer, s.roStmt, s.oneStmt, s.interrupt, s.rowCap)
+			return runSQLite(ctx, guard, *target, sql, s.roFile, s.queryOnly, s.limits, s.authorizer, s.program, s.roStmt, s.oneStmt, s.interrupt, s.rowCap)
 		}}
 	}
 	return []layerRun{
@@ -357,6 +597,7 @@ func sqliteLayerRuns(guard *SQLite, target *string) []layerRun {
 		mk(LayerQueryOnly, setup{queryOnly: true}),
 		mk(LayerLimits, setup{limits: true}),
 		mk(LayerAuthorizer, setup{authorizer: true}),
+		mk(LayerProgram, setup{program: true}),
 		mk(LayerReadOnlyStmt, setup{roStmt: true}),
 		mk(LayerOneStatement, setup{oneStmt: true}),
 		mk(LayerInterrupt, setup{interrupt: true}),
@@ -364,7 +605,7 @@ func sqliteLayerRuns(guard *SQLite, target *string) []layerRun {
 	}
 }
 
-func runSQLite(ctx context.Context, guard *SQLite, path, sql string, roFile, queryOnly, limits, authorizer, roStmt, oneStmt, interrupt, rowCap bool) outcome {
+func runSQLite(ctx context.Context, guard *SQLite, path, sql string, roFile, queryOnly, limits, authorizer, program, roStmt, oneStmt, interrupt, rowCap bool) outcome {
 	var (
 		c   *sqlite3.Conn
 		err error
@@ -385,6 +626,7 @@ func runSQLite(ctx context.Context, guard *SQLite, path, sql string, roFile, que
 		c.Limit(sqlite3.LIMIT_ATTACHED, 0)
 		c.Limit(sqlite3.LIMIT_SQL_LENGTH, DefaultMaxSQLBytes)
 		c.Limit(sqlite3.LIMIT_LENGTH, MaxValueBytes)
+		c.HardHeapLimit(MaxSQLiteHeapBytes)
 	}
 	before := sqliteSession(c)
 	if authorizer {
@@ -401,7 +643,12 @@ func runSQLite(ctx context.Context, guard *SQLite, path, sql string, roFile, que
 	}
 	c.SetInterrupt(qctx)
 	var o outcome
-	o.err = func() error {
+	o.err = func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%v", r) // out of memory inside the sandbox
+			}
+		}()
 		rest := sql
 		for strings.TrimSpace(rest) != "" {
 			stmt, tail, err := c.Prepare(rest)
@@ -418,6 +665,12 @@ func runSQLite(ctx context.Context, guard *SQLite, path, sql string, roFile, que
 			if roStmt && !stmt.ReadOnly() {
 				stmt.Close()
 				return errors.New("the statement would write")
+			}
+			if program {
+				if err := guard.checkProgram(c, stmt.SQL()); err != nil {
+					stmt.Close()
+					return err
+				}
 			}
 			n := 0
 			for stmt.Step() {
@@ -447,99 +700,11 @@ func runSQLite(ctx context.Context, guard *SQLite, path, sql string, roFile, que
 
 // sqliteSession is the connection state attacks try to change.
 func sqliteSession(c *sqlite3.Conn) string {
-	stmt, _, err := c.Prepare("SELECT (SELECT query_only FROM pragma_query_only) || ' ' || (SELECT count(*) FROM pragma_database_list)")
+	stmt, _, err := c.Prepare("SELECT (SELECT query_only FROM pragma_query_only) || ' ' || (SELECT count(*) FROM pragma_database_list) || ' ' || (SELECT writable_schema FROM pragma_writable_schema)")
 	if err != nil {
 		return ""
 	}
 	defer stmt.Close()
 	stmt.Step()
 	return stmt.ColumnText(0)
-}
-
-// runLayers runs attack a under the validator and each layer alone and
-// returns the layers that stopped it. It fails the test unless two do.
-func runLayers(t *testing.T, a attack, v *Validator, runs []layerRun, state func() string, reset func()) record {
-	t.Helper()
-	sql := a.sql(v.dialect)
-	rec := record{attack: a.name}
-	if err := v.Validate(sql); err != nil {
-		rec.layers = append(rec.layers, string(LayerValidator))
-	}
-	outcomes := make([]outcome, len(runs))
-	changed := make([]bool, len(runs))
-	if a.kind == kindWrite {
-		// One at a time, on a fresh copy after any run that changed it.
-		for i, r := range runs {
-			before := state()
-			outcomes[i] = r.run(context.Background(), sql)
-			if changed[i] = state() != before; changed[i] {
-				reset()
-			}
-		}
-	} else {
-		// Reads and runaways change nothing; run them side by side, since
-		// the runaways wait out the harness deadline.
-		var wg sync.WaitGroup
-		for i, r := range runs {
-			wg.Go(func() { outcomes[i] = r.run(context.Background(), sql) })
-		}
-		wg.Wait()
-	}
-	base := outcomes[0]
-	baseStopped := base.stopped(a.kind, changed[0])
-	if baseStopped {
-		rec.layers = append(rec.layers, fmt.Sprintf("database (%s)", shortError(base.err)))
-	}
-	for i, r := range runs[1:] {
-		o := outcomes[i+1]
-		if !o.stopped(a.kind, changed[i+1]) {
-			continue
-		}
-		// Refused for the very reason the bare database refused: not this layer's doing.
-		if baseStopped && o.err != nil && base.err != nil && o.err.Error() == base.err.Error() {
-			continue
-		}
-		rec.layers = append(rec.layers, string(r.layer))
-	}
-	if len(rec.layers) < 2 {
-		t.Errorf("%s: stopped by %d layers (%s); want at least two", a.name, len(rec.layers), strings.Join(rec.layers, ", "))
-	}
-	return rec
-}
-
-func shortError(err error) string {
-	if err == nil {
-		return "no effect"
-	}
-	msg := err.Error()
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		msg = pe.Message
-	}
-	msg = strings.TrimPrefix(msg, "sqlite3: ")
-	if len(msg) > 60 {
-		msg = msg[:57] + "..."
-	}
-	return msg
-}
-
-// reportAttacks logs the table and, when OKF_ATTACK_TABLE names a file,
-// appends it there as markdown for the documentation.
-func reportAttacks(t *testing.T, engine string, records []record) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n| attack (%s) | stopped by |\n| --- | --- |\n", engine)
-	for _, r := range records {
-		fmt.Fprintf(&b, "| %s | %s |\n", r.attack, strings.Join(r.layers, ", "))
-	}
-	t.Log(b.String())
-	if path := os.Getenv("OKF_ATTACK_TABLE"); path != "" {
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if _, err := f.WriteString(b.String()); err != nil {
-			t.Fatal(err)
-		}
-	}
 }

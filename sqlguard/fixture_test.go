@@ -54,27 +54,36 @@ var roleSeq atomic.Int64
 // for it and returns the admin and agent DSNs.
 func pgFixture(t testing.TB) (admin, agent string) {
 	t.Helper()
+	return pgFixtureOn(t, pgtest.Shared(t), "", fixtureOptions)
+}
+
+// pgFixtureOn creates the fixture on cluster, then runs extra DDL, and
+// prepares an agent role with opts.
+func pgFixtureOn(t testing.TB, cluster *pgtest.Cluster, extra string, opts Options) (admin, agent string) {
+	t.Helper()
 	ctx := context.Background()
-	admin = pgtest.Shared(t).NewDatabase(t)
+	admin = cluster.NewDatabase(t)
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, fixtureDDL+fmt.Sprintf(`
-INSERT INTO hero SELECT i, 'Hero ' || i, 'Person ' || i, i * 1.125 FROM generate_series(1, %d) i`, fixtureHeroes)); err != nil {
+INSERT INTO hero SELECT i, 'Hero ' || i, 'Person ' || i, i * 1.125 FROM generate_series(1, %d) i;
+`, fixtureHeroes)+extra); err != nil {
 		t.Fatal(err)
 	}
 	role := fmt.Sprintf("okf_agent_%d_%d", os.Getpid(), roleSeq.Add(1))
 	agent = strings.Replace(admin, "postgres@", role+":agentpw@", 1)
-	if _, err := PreparePostgres(ctx, admin, agent, fixtureOptions); err != nil {
+	if _, err := PreparePostgres(ctx, admin, agent, opts); err != nil {
 		t.Fatal(err)
 	}
 	return admin, agent
 }
 
-// pgState is every table's row count and a checksum of its rows, and
-// the number of large objects: any change an attack leaves shows here.
+// pgState is every table's row count and a checksum of its rows, the
+// number of large objects and the sequences' values: any change an attack
+// leaves in the database shows here.
 func pgState(t testing.TB, admin string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -103,15 +112,36 @@ func pgState(t testing.TB, admin string) string {
 		fmt.Fprintf(&b, "%s:%d:%s ", table, n, sum)
 	}
 	var objects int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_largeobject_metadata").Scan(&objects); err != nil {
+	var sequences string
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_largeobject_metadata),
+		coalesce((SELECT string_agg(sequencename || '=' || coalesce(last_value::text, 'unused'), ',' ORDER BY sequencename) FROM pg_sequences), '')`).Scan(&objects, &sequences); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(&b, "large objects:%d", objects)
+	fmt.Fprintf(&b, "large objects:%d sequences:%s", objects, sequences)
+	// The catalog: relations with their grants, functions, foreign
+	// servers, comments and role settings.
+	var catalog string
+	if err := conn.QueryRow(ctx, `SELECT md5(concat_ws('|',
+		(SELECT string_agg(c.relname || ':' || c.relkind::text || ':' || coalesce(c.relacl::text, ''), ',' ORDER BY c.relname)
+			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')),
+		(SELECT string_agg(p.proname, ',' ORDER BY p.proname) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public'),
+		(SELECT string_agg(srvname, ',' ORDER BY srvname) FROM pg_foreign_server),
+		(SELECT string_agg(description, ',' ORDER BY description) FROM pg_description WHERE objoid >= 16384),
+		(SELECT string_agg(setconfig::text, ',' ORDER BY setconfig::text) FROM pg_db_role_setting)))`).Scan(&catalog); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, " catalog:%s", catalog)
 	return b.String()
 }
 
 // sqliteFixture writes the fixture to a new SQLite file.
 func sqliteFixture(t testing.TB) string {
+	t.Helper()
+	return sqliteFixtureWith(t, "")
+}
+
+// sqliteFixtureWith writes the fixture, then runs extra DDL.
+func sqliteFixtureWith(t testing.TB, extra string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "fixture.sqlite")
 	c, err := sqlite3.Open(path)
@@ -121,7 +151,8 @@ func sqliteFixture(t testing.TB) string {
 	defer c.Close()
 	if err := c.Exec(fixtureDDL + fmt.Sprintf(`
 WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < %d)
-INSERT INTO hero SELECT i, 'Hero ' || i, 'Person ' || i, i * 1.125 FROM s`, fixtureHeroes)); err != nil {
+INSERT INTO hero SELECT i, 'Hero ' || i, 'Person ' || i, i * 1.125 FROM s;
+`, fixtureHeroes) + extra); err != nil {
 		t.Fatal(err)
 	}
 	return path

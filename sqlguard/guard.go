@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // Layer names one of the independent defences a query passes through.
@@ -158,6 +160,9 @@ const (
 	MaxResultBytes     = 8 << 20
 	MaxTextBytes       = 16 << 10
 	MaxSQLiteHeapBytes = 256 << 20
+	// QueryMemoryBytes bounds what one running query holds in okf: the
+	// row being read, the rows kept, and their copy on the way out.
+	QueryMemoryBytes = MaxValueBytes + 3*MaxResultBytes
 )
 
 // Defaults used when Options leave a field zero.
@@ -169,8 +174,12 @@ const (
 	DefaultMaxSQLBytes = 64 << 10
 	// MaxSQLBytesLimit is the longest SQL any configuration may accept:
 	// the validator's time and memory grow with the text.
-	MaxSQLBytesLimit = 1 << 20
-	DefaultMaxConns  = 4
+	MaxSQLBytesLimit = 256 << 10
+	// MaxValidatingBytes bounds the SQL a process validates at once: the
+	// parse tree of a long IN list takes about 300 bytes of memory per
+	// byte of SQL, so this holds the validator's memory near 150 MB.
+	MaxValidatingBytes = 512 << 10
+	DefaultMaxConns    = 4
 )
 
 func (o Options) withDefaults() Options {
@@ -267,7 +276,13 @@ func (d *DB) Query(ctx context.Context, caller, sql string) (*Result, error) {
 // statement timeout.
 func (d *DB) query(ctx context.Context, sql string) (*Result, error) {
 	start := time.Now()
-	if err := d.validator.Validate(sql); err != nil {
+	weight := int64(min(len(sql), MaxValidatingBytes))
+	if err := validating.Acquire(ctx, weight); err != nil {
+		return nil, contextError(ctx, d.opts.Timeout, err)
+	}
+	err := d.validator.Validate(sql)
+	validating.Release(weight)
+	if err != nil {
 		return nil, err
 	}
 	left := d.opts.Timeout - time.Since(start)
@@ -278,6 +293,10 @@ func (d *DB) query(ctx context.Context, sql string) (*Result, error) {
 	}
 	return d.engine.Run(ctx, sql, Limits{Timeout: left, MaxRows: d.opts.MaxRows, CountLimit: d.opts.CountLimit})
 }
+
+// validating holds MaxValidatingBytes across every guarded database of the
+// process.
+var validating = semaphore.NewWeighted(MaxValidatingBytes)
 
 // Close closes the engine's connections.
 func (d *DB) Close() error { return d.engine.Close() }

@@ -7,24 +7,31 @@ import (
 	"unicode/utf8"
 )
 
-// token is a word or punctuation outside strings, quoted identifiers and
+// token is a word, a quoted identifier or punctuation outside strings and
 // comments, with its byte offset.
 type token struct {
 	text   string
 	offset int
+	quoted bool // text is the inside of a "quoted", `quoted` or [quoted] identifier
 }
 
-// scanSQLite splits SQLite text into bare words and single punctuation
-// characters, skipping literals, quoted identifiers and comments.
+// scanSQLite splits SQLite text into bare words, quoted identifiers and
+// single punctuation characters, skipping literals and comments.
 func scanSQLite(sql string) []token {
 	var toks []token
 	for i := 0; i < len(sql); {
 		c := sql[i]
 		switch {
-		case c == '\'' || c == '"' || c == '`':
+		case c == '\'':
 			i = skipQuoted(sql, i, c, c)
-		case c == '[':
-			i = skipQuoted(sql, i, '[', ']')
+		case c == '"' || c == '`' || c == '[':
+			end := ']'
+			if c != '[' {
+				end = rune(c)
+			}
+			j := skipQuoted(sql, i, c, byte(end))
+			toks = append(toks, token{text: sql[i+1 : max(i+1, j-1)], offset: i, quoted: true})
+			i = j
 		case c == '-' && strings.HasPrefix(sql[i:], "--"):
 			if j := strings.IndexByte(sql[i:], '\n'); j >= 0 {
 				i += j + 1
@@ -42,12 +49,12 @@ func scanSQLite(sql string) []token {
 			for j < len(sql) && isWordByte(sql[j]) {
 				j++
 			}
-			toks = append(toks, token{sql[i:j], i})
+			toks = append(toks, token{text: sql[i:j], offset: i})
 			i = j
 		default:
 			r, size := utf8.DecodeRuneInString(sql[i:])
 			if !unicode.IsSpace(r) {
-				toks = append(toks, token{sql[i : i+size], i})
+				toks = append(toks, token{text: sql[i : i+size], offset: i})
 			}
 			i += size
 		}
@@ -100,6 +107,39 @@ func backticksToQuotes(sql string) string {
 	return string(b)
 }
 
+// nestedComment finds a /* inside a SQLite comment: PostgreSQL nests
+// comments and SQLite does not, so the two read the rest differently.
+func nestedComment(sql string) (int, bool) {
+	for i := 0; i < len(sql); {
+		switch c := sql[i]; {
+		case c == '\'' || c == '"' || c == '`':
+			i = skipQuoted(sql, i, c, c)
+		case c == '[':
+			i = skipQuoted(sql, i, '[', ']')
+		case strings.HasPrefix(sql[i:], "--"):
+			j := strings.IndexByte(sql[i:], '\n')
+			if j < 0 {
+				return 0, false
+			}
+			i += j + 1
+		case strings.HasPrefix(sql[i:], "/*"):
+			body := sql[i+2:]
+			end := strings.Index(body, "*/")
+			if end < 0 {
+				end = len(body)
+			}
+			// PostgreSQL also reads a /* that overlaps SQLite's closing */.
+			if k := strings.Index(body[:min(end+1, len(body))], "/*"); k >= 0 {
+				return i + 2 + k, true
+			}
+			i += 2 + end + 2
+		default:
+			i++
+		}
+	}
+	return 0, false
+}
+
 // Words that begin or belong to statements that change something.
 var lexicalDenied = map[string]string{
 	"insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "into": "INTO",
@@ -129,6 +169,14 @@ func (v *Validator) lexicalCheck(sql string) error {
 				return refuse("one_statement", charPos(sql, toks[i+1].offset), "found more than one statement; send exactly one",
 					"Remove the semicolon and everything after it.")
 			}
+			continue
+		}
+		if _, ok := v.deniedColumns[word]; ok {
+			// By name: without a parse the column's table is unknown.
+			return refuse("denied_column", charPos(sql, t.offset), fmt.Sprintf("column %s is hidden", t.text),
+				"Leave the column out; it is not available to you.")
+		}
+		if t.quoted {
 			continue
 		}
 		if kw, ok := lexicalDenied[word]; ok {

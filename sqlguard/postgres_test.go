@@ -167,3 +167,103 @@ func agentReads(ctx context.Context, agent, sql string) error {
 	var v any
 	return conn.QueryRow(ctx, sql).Scan(&v)
 }
+
+// TestSessionLeavesNothing runs, on a pool of one connection and past the
+// validator, statements that leave state in a session, and checks the
+// next query on that connection finds none of it. A database with dblink
+// gets a fresh connection for every query instead.
+func TestSessionLeavesNothing(t *testing.T) {
+	admin, agent := pgFixture(t)
+	ctx := context.Background()
+	opts := fixtureOptions
+	opts.MaxConns = 1
+	p, err := OpenPostgres(ctx, agent, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	lim := Limits{Timeout: 2 * time.Second, MaxRows: 10, CountLimit: 10}
+	one := func(sql string) string {
+		t.Helper()
+		res, err := p.Run(ctx, sql, lim)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return Cell(res.Rows[0][0])
+	}
+	pid := one("SELECT pg_backend_pid()")
+	for _, leave := range []string{
+		"SELECT pg_advisory_lock(7)",
+		"SELECT set_config('okf.residue', 'left', false)",
+		"PREPARE okf_residue AS SELECT 1",
+		"DECLARE okf_residue CURSOR WITH HOLD FOR SELECT 1",
+		"LISTEN okf_residue",
+	} {
+		p.Run(ctx, leave, lim) // some are refused inside a read-only transaction; either way nothing may stay
+		got := one(`SELECT (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) || ' ' ||
+			coalesce(current_setting('okf.residue', true), '') || ' ' || (SELECT count(*) FROM pg_prepared_statements) || ' ' ||
+			(SELECT count(*) FROM pg_cursors WHERE name = 'okf_residue') || ' ' || (SELECT count(*) FROM pg_listening_channels())`)
+		if got != "0  0 0 0" {
+			t.Errorf("after %s: locks, setting, prepared, cursors, channels = %q", leave, got)
+		}
+	}
+	if again := one("SELECT pg_backend_pid()"); again != pid {
+		t.Errorf("the connection was not reused: pid %s, then %s", pid, again)
+	}
+	// With dblink installed, every query gets a connection of its own.
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION dblink"); err != nil {
+		t.Fatal(err)
+	}
+	q, err := OpenPostgres(ctx, agent, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	pids := map[string]bool{}
+	for range 3 {
+		res, err := q.Run(ctx, "SELECT pg_backend_pid()", lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids[Cell(res.Rows[0][0])] = true
+	}
+	if len(pids) != 3 {
+		t.Errorf("with dblink, 3 queries ran on %d connections", len(pids))
+	}
+}
+
+// BenchmarkSessionReset compares the two ways a query's session is left
+// clean: DISCARD ALL on the pooled connection, and a fresh connection
+// (what a database with dblink gets).
+func BenchmarkSessionReset(b *testing.B) {
+	admin, agent := pgFixture(b)
+	ctx := context.Background()
+	lim := Limits{Timeout: 2 * time.Second, MaxRows: 10, CountLimit: 10}
+	run := func(b *testing.B) {
+		p, err := OpenPostgres(ctx, agent, Options{MaxConns: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Close()
+		for b.Loop() {
+			if _, err := p.Run(ctx, "SELECT 1", lim); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("discard-all", run)
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION dblink"); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fresh-connection", run)
+}

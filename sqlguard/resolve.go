@@ -35,6 +35,10 @@ type relation struct {
 	cols     []column
 	complete bool        // cols lists every column
 	members  []*relation // the two sides of a join
+	using    []string    // a join's merged columns
+	// lazy marks a join whose cols are not yet listed: long chains of
+	// joins would otherwise copy their columns at every level.
+	lazy bool
 	// hidden lists the hidden columns reading the whole relation would
 	// carry out, including those of a base table whose columns are unknown.
 	hidden []string
@@ -74,9 +78,33 @@ func (r *relation) finish() *relation {
 	return r
 }
 
+// columns lists r's columns, computing a join's on first use: its merged
+// columns, then the others of each side.
+func (r *relation) columns() []column {
+	if !r.lazy {
+		return r.cols
+	}
+	r.lazy = false
+	for _, name := range r.using {
+		r.cols = append(r.cols, column{name: name, certain: true})
+	}
+	for _, side := range r.members {
+		for _, c := range side.columns() {
+			if len(r.cols) == maxColumns {
+				r.complete = false
+				return r.cols
+			}
+			if !slices.Contains(r.using, c.name) {
+				r.cols = append(r.cols, c)
+			}
+		}
+	}
+	return r.cols
+}
+
 // hasColumn reports whether r has a column spelt name.
 func (r *relation) hasColumn(name string) bool {
-	for _, c := range r.cols {
+	for _, c := range r.columns() {
 		if c.name == name {
 			return true
 		}
@@ -87,24 +115,23 @@ func (r *relation) hasColumn(name string) bool {
 // hides reports whether a reference to name in r may read a hidden
 // column. Case is ignored: a near miss is refused rather than guessed.
 func (r *relation) hides(name string) bool {
-	for _, c := range r.cols {
-		if c.hidden && strings.EqualFold(c.name, name) {
+	for _, m := range r.members {
+		if m.hides(name) {
 			return true
 		}
 	}
-	if r.complete {
-		return false
-	}
-	if r.table != "" {
-		for _, h := range r.hidden {
-			if strings.EqualFold(h, name) {
+	if !r.lazy {
+		for _, c := range r.cols {
+			if c.hidden && strings.EqualFold(c.name, name) {
 				return true
 			}
 		}
+	}
+	if r.complete || r.members != nil {
 		return false
 	}
-	for _, m := range r.members {
-		if m.hides(name) {
+	for _, h := range r.hidden {
+		if strings.EqualFold(h, name) {
 			return true
 		}
 	}
@@ -113,6 +140,7 @@ func (r *relation) hides(name string) bool {
 
 // rename applies an alias's column list, which renames columns in order.
 func (r *relation) rename(names []string) {
+	r.columns()
 	for i, n := range names {
 		if i < len(r.cols) {
 			r.cols[i].name, r.cols[i].certain = n, true
@@ -139,6 +167,9 @@ func newScope(parent *scope) *scope {
 func (s *scope) add(r *relation) {
 	if r.name != "" {
 		s.byName[r.name] = append(s.byName[r.name], r)
+	}
+	if r.members != nil {
+		return // its members are in scope with their own columns
 	}
 	for _, c := range r.cols {
 		k := strings.ToLower(c.name)
@@ -359,7 +390,7 @@ func (w *walker) targets(sc *scope, list []*pg_query.Node) ([]column, bool) {
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
 			for _, r := range w.star(sc, cr) {
-				cols = append(cols, r.cols...)
+				cols = append(cols, r.columns()...)
 				complete = complete && r.complete
 			}
 			continue
@@ -999,7 +1030,7 @@ func (w *walker) join(sc *scope, j *pg_query.JoinExpr) *relation {
 				"Join with ON and name the join columns.")
 			return nil
 		}
-		for _, c := range l.cols {
+		for _, c := range l.columns() {
 			if r.hasColumn(c.name) && !slices.Contains(using, c.name) {
 				using = append(using, c.name)
 			}
@@ -1018,32 +1049,26 @@ func (w *walker) join(sc *scope, j *pg_query.JoinExpr) *relation {
 		}
 	}
 	w.expr(sc, j.Quals)
-	joined := &relation{loc: l.loc, members: []*relation{l, r}, complete: l.complete && r.complete}
+	joined := &relation{loc: l.loc, members: []*relation{l, r}, complete: l.complete && r.complete, lazy: true}
 	for _, name := range using {
-		joined.cols = append(joined.cols, column{name: w.fold(name), certain: true})
-	}
-	for _, side := range []*relation{l, r} {
-		for _, c := range side.cols {
-			if !slices.Contains(using, c.name) {
-				joined.cols = append(joined.cols, c)
-			}
-		}
+		joined.using = append(joined.using, w.fold(name))
 	}
 	w.alias(joined, j.Alias)
 	joined.finish()
 	sc.add(joined)
 	if a := j.JoinUsingAlias; a != nil {
-		u := &relation{name: w.fold(a.Aliasname), loc: l.loc, cols: joined.cols[:len(using)], complete: true}
+		u := &relation{name: w.fold(a.Aliasname), loc: l.loc, cols: namedColumns(j.UsingClause), complete: true}
 		sc.add(u.finish())
 	}
 	return joined
 }
 
 func certainColumns(r *relation) bool {
+	cols := r.columns()
 	if !r.complete {
 		return false
 	}
-	for _, c := range r.cols {
+	for _, c := range cols {
 		if !c.certain {
 			return false
 		}

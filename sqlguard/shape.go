@@ -2,6 +2,7 @@ package sqlguard
 
 import (
 	"fmt"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
@@ -19,7 +20,35 @@ const (
 	// MaxNestingTokens is the most operators and nesting keywords (NOT,
 	// IS, CASE, JOIN, UNION, ::, …) a query may hold.
 	MaxNestingTokens = 4000
+	// MaxOperatorRun is the longest run of operator characters outside
+	// string literals. PostgreSQL's scanner rescans the rest of a run at
+	// every "/*" or "--" in it, so "/*/*/*…" costs time in the square of
+	// its length.
+	MaxOperatorRun = 200
 )
+
+// checkOperatorRuns refuses a text with a run of operator characters
+// longer than MaxOperatorRun, before any scanner sees it.
+func checkOperatorRuns(sql string) error {
+	run := 0
+	for i := 0; i < len(sql); i++ {
+		c := sql[i]
+		if c == '\'' {
+			i = skipQuoted(sql, i, c, c) - 1
+			run = 0
+			continue
+		}
+		if !strings.ContainsRune("~!@#^&|`?+-*/%<>=", rune(c)) {
+			run = 0
+			continue
+		}
+		if run++; run > MaxOperatorRun {
+			return refuse("too_deep", charPos(sql, i), fmt.Sprintf("the query has a run of more than %d operator characters", MaxOperatorRun),
+				"Write operators one at a time, and comments one level deep.")
+		}
+	}
+	return nil
+}
 
 // nestingKeywords are the keywords that can put one expression or query
 // inside another without a bracket.
@@ -86,6 +115,9 @@ func sameReading(sql, text string, scan *pg_query.ScanResult) error {
 	}
 	var lite []int
 	for _, t := range scanSQLite(sql) {
+		if t.quoted || t.text == "" {
+			continue
+		}
 		if c := t.text[0]; c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 {
 			lite = append(lite, t.offset)
 		}

@@ -191,6 +191,10 @@ func each(c *sqlite3.Conn, query string, args []any, row func(*sqlite3.Stmt)) er
 var keyCompares = setOf("SeekGE", "SeekGT", "SeekLE", "SeekLT", "IdxGE", "IdxGT", "IdxLE", "IdxLT",
 	"Found", "NotFound", "NoConflict", "IfNoHope")
 
+// Opcodes that change the file or its schema.
+var writeOps = setOf("OpenWrite", "Clear", "Destroy", "CreateBtree", "SetCookie", "ParseSchema", "Vacuum", "VUpdate",
+	"DropTable", "DropIndex", "DropTrigger", "IntegrityCk")
+
 // Opcodes that read a rowid from a cursor or look one up.
 var rowidReads = setOf("Rowid", "IdxRowid", "SeekRowid", "NotExists", "DeferredSeek")
 
@@ -218,17 +222,25 @@ func (s *SQLite) checkProgram(c *sqlite3.Conn, sql string) error {
 				return programRefusal(fmt.Sprintf("the query reads table %s, which is not readable", t.table))
 			}
 			cursors[p1] = t
-		case op == "OpenWrite":
-			return programRefusal("the query would write")
+		case writeOps[op] || op == "Transaction" && p2 != 0:
+			return programRefusal("the query would write to the database")
 		case op == "Column":
 			if t := cursors[p1]; t != nil {
-				if why := s.hiddenAt(t, int(p2)); why != "" {
+				why := s.hiddenAt(t, int(p2))
+				if why == "" {
+					why = s.hiddenOrder(t)
+				}
+				if why != "" {
 					return programRefusal(why)
 				}
 			}
 		case rowidReads[op]:
 			if t := cursors[p1]; t != nil {
-				if why := s.hiddenColumn(t.table, -1); why != "" {
+				why := s.hiddenColumn(t.table, -1)
+				if why == "" {
+					why = s.hiddenOrder(t)
+				}
+				if why != "" {
 					return programRefusal(why)
 				}
 			}
@@ -256,6 +268,19 @@ func (s *SQLite) checkProgram(c *sqlite3.Conn, sql string) error {
 		}
 	}
 	return st.Err()
+}
+
+// hiddenOrder says why reading anything through tree t leaks a hidden
+// column, or "": an index whose first key is hidden hands out its rows in
+// the order of that column.
+func (s *SQLite) hiddenOrder(t *sqliteTree) string {
+	if t.keys == 0 || len(t.cols) == 0 {
+		return ""
+	}
+	if why := s.hiddenAt(t, 0); why != "" {
+		return why + " (through the order of an index on it)"
+	}
+	return ""
 }
 
 // hiddenAt says why reading record position pos of tree t reads a hidden

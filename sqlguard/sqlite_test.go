@@ -112,3 +112,19 @@ func TestOpenSQLiteErrors(t *testing.T) {
 		t.Errorf("unknown allowed table: %v", err)
 	}
 }
+
+// BenchmarkGuardSQLite is one typical query through the whole guard on
+// SQLite: validator, authorizer, program check, the run.
+func BenchmarkGuardSQLite(b *testing.B) {
+	db, err := Open(context.Background(), "fixture", "sqlite:"+sqliteFixture(b), fixtureOptions, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	sql := "SELECT n.body, count(h.id) FROM notes n JOIN hero h ON h.id % 3 = length(n.body) % 3 WHERE h.id < 100 GROUP BY n.body"
+	for b.Loop() {
+		if _, err := db.Query(context.Background(), "bench", sql); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

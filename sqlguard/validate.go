@@ -93,8 +93,16 @@ func (v *Validator) Validate(sql string) error {
 	if strings.TrimSpace(sql) == "" {
 		return refuse("empty", 0, "the SQL is empty", "Send one SELECT statement.")
 	}
+	if err := checkOperatorRuns(sql); err != nil {
+		return err
+	}
 	text := sql
 	if v.dialect == DialectSQLite {
+		if at, ok := nestedComment(sql); ok {
+			return refuse("parser_differential", charPos(sql, at),
+				"a comment inside a comment: PostgreSQL's parser and SQLite read the rest of the text differently",
+				"Write plain SQL: one level of /* */ comments.")
+		}
 		text = backticksToQuotes(sql)
 	}
 	scan, err := pg_query.Scan(text)

@@ -67,6 +67,9 @@ func TestValidatePostgres(t *testing.T) {
 		{"SELECT '\xff'", "invalid_utf8", 9, "not valid UTF-8"},
 		{"SELECT 1\x00", "nul_byte", 9, "NUL"},
 		{"SELECT " + strings.Repeat("1+", 40000) + "1", "too_long", 0, "the limit is 65536"},
+		{"SELECT 1" + strings.Repeat("+1", 4001), "too_deep", 8009, "more than 4000 operators"},
+		{"SELECT " + strings.Repeat("(", 201) + "1" + strings.Repeat(")", 201), "too_deep", 208, "more than 200 brackets"},
+		{"SELECT 1 " + strings.Repeat("/*", 101) + "x" + strings.Repeat("*/", 101), "too_deep", 210, "run of more than 200 operator characters"},
 	}
 	for _, tt := range refused {
 		err := v.Validate(tt.sql)
@@ -268,6 +271,13 @@ func TestValidateHiddenForms(t *testing.T) {
 		"SELECT notes FROM hero notes",
 		"SELECT x FROM hero AS notes, notes AS x, LATERAL (SELECT notes) s(x)",
 		"SELECT (SELECT notes FROM notes) FROM hero notes",
+		"SELECT j.c FROM (hero h JOIN notes n ON true) AS j(a, b, c)",
+		"SELECT j.secret_identity FROM (hero JOIN notes ON true) j",
+		"SELECT j FROM (hero JOIN notes ON true) j",
+		"SELECT * FROM notes, hero",
+		"SELECT * FROM notes JOIN hero ON true",
+		"SELECT t.* FROM (notes CROSS JOIN hero) t",
+		"SELECT name FROM (hero NATURAL JOIN notes) NATURAL JOIN (SELECT 1 AS secret_identity) s",
 	}
 	allowed := []string{
 		"SELECT name, power FROM hero",

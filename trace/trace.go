@@ -151,13 +151,15 @@ func Load(dir string) ([]Record, error) {
 }
 
 // Find returns the record whose id starts with ref, the nth record when
-// ref is a number (1 the oldest, -1 the newest), or the newest for "last".
+// ref is a number of at most four digits (1 the oldest, -1 the newest), or
+// the newest for "last". A longer number is an id prefix: ids are hex and
+// often start with digits only.
 func Find(runs []Record, ref string) (*Record, error) {
 	if ref == "last" {
 		ref = "-1"
 	}
 	var n int
-	if _, err := fmt.Sscanf(ref, "%d", &n); err == nil && fmt.Sprint(n) == ref {
+	if _, err := fmt.Sscanf(ref, "%d", &n); err == nil && fmt.Sprint(n) == ref && len(strings.TrimPrefix(ref, "-")) <= 4 {
 		if n < 0 {
 			n += len(runs) + 1
 		}

@@ -21,27 +21,27 @@ func record(id, question string, cost *float64) *trace.Record {
 func TestAppendLoadFind(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "runs")
 	cost := 0.0009
-	for _, r := range []*trace.Record{record("abc123", "first", &cost), record("abd456", "second", nil), record("ff0000", "third", nil)} {
+	for _, r := range []*trace.Record{record("abc123", "first", &cost), record("abd456", "second", nil), record("ff0000", "third", nil), record("123456", "fourth", nil)} {
 		if _, err := trace.Append(dir, r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	runs, err := trace.Load(dir)
-	if err != nil || len(runs) != 3 || *runs[0].Cost != cost || runs[1].Cost != nil || runs[2].Usage.Cached != 1000 {
+	if err != nil || len(runs) != 4 || *runs[0].Cost != cost || runs[1].Cost != nil || runs[2].Usage.Cached != 1000 {
 		t.Fatalf("runs = %+v, %v", runs, err)
 	}
-	for ref, want := range map[string]string{"abc": "first", "2": "second", "last": "third", "-3": "first", "ff": "third"} {
+	for ref, want := range map[string]string{"abc": "first", "2": "second", "last": "fourth", "-4": "first", "ff": "third", "123456": "fourth", "12345": "fourth"} {
 		r, err := trace.Find(runs, ref)
 		if err != nil || r.Question != want {
 			t.Errorf("Find(%q) = %v, %v; want %q", ref, r, err, want)
 		}
 	}
-	for ref, want := range map[string]string{"ab": "ambiguous", "4": "there are 3", "zz": `no run with id "zz"`} {
+	for ref, want := range map[string]string{"ab": "ambiguous", "5": "there are 4", "zz": `no run with id "zz"`} {
 		if _, err := trace.Find(runs, ref); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Find(%q) = %v, want %q", ref, err, want)
 		}
 	}
-	if got := trace.List(runs, 2); !strings.HasPrefix(got, "#\tid") || strings.Count(got, "\n") != 2 || !strings.Contains(got, "3\tff0000") {
+	if got := trace.List(runs, 2); !strings.HasPrefix(got, "#\tid") || strings.Count(got, "\n") != 3 || !strings.Contains(got, "3\tff0000") {
 		t.Errorf("List from 2:\n%s", got)
 	}
 	cmp := trace.Compare([]*trace.Record{&runs[0], &runs[1]})

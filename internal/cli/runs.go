@@ -32,8 +32,9 @@ the start of its result, the concepts read, and the summary. compare puts
 runs side by side: calls, concepts read, SQL attempts and errors, tokens,
 cost, times and the submitted SQL.
 
-A <run> is an id (or its first characters), a number from the list (1 the
-oldest), or last for the newest.
+A <run> is an id (or its first characters), a number of up to four digits
+from the list (1 the oldest, -1 the newest), or last for the newest; a
+longer number is read as the start of an id.
 
 --html writes the runs as one self-contained page instead (no network): the
 listed runs newest first, or the run of show, or the runs of compare; each

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/okf-tools/okf/internal/sqlshapes"
+	"github.com/okf-tools/okf/sqlguard"
 )
 
 // TestServeToken mints tokens into the data directory's tokens file.
@@ -110,5 +114,52 @@ func TestMCPStdio(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "tenant default: snapshot ") || !strings.Contains(stderr.String(), "read it whole once") {
 		t.Errorf("stderr = %s", stderr.String())
+	}
+}
+
+// TestMCPStdioHugeQueries: run_sql over okf mcp's standard input with a
+// query of every hostile shape, at the largest size the guard accepts and
+// at 1 MB: each gets an answer, and okf mcp goes on serving.
+func TestMCPStdioHugeQueries(t *testing.T) {
+	bundles := writeBundle(t, map[string]string{"heroes/hero.md": "---\ntype: Table\ndescription: One row per hero.\n---\n# Schema\n\nid, name\n"})
+	cfg := writeConfig(t, fmt.Sprintf("databases:\n  - name: heroes\n    dsn: sqlite:%s\n    guard:\n      max_sql_bytes: %d\n", sqliteDB(t), sqlguard.MaxSQLBytesLimit))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- Main([]string{"mcp", "--dir", bundles, "--config", cfg}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sqlshapes.Shapes {
+		for _, size := range []int{sqlguard.MaxSQLBytesLimit - 64, 1_000_000} {
+			// A frame over okf mcp's 1 MiB line limit ends the session (issue
+			// 14), so the text is cut until its JSON fits in a million bytes.
+			sql := s.Text(size)
+			for quoted, _ := json.Marshal(sql); len(quoted) > 1_000_000; quoted, _ = json.Marshal(sql) {
+				size -= size / 10
+				sql = s.Text(size)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_sql", Arguments: map[string]any{"database": "heroes", "sql": sql}})
+			if err != nil {
+				t.Fatalf("%s at %d bytes: %v (stderr: %s)", s.Name, size, err, stderr.String())
+			}
+			if len(res.Content) == 0 {
+				t.Errorf("%s at %d bytes: no answer", s.Name, size)
+			}
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_sql", Arguments: map[string]any{"database": "heroes", "sql": "SELECT count(*) FROM hero"}})
+	if err != nil || res.IsError {
+		t.Fatalf("after the huge queries: %v %v", err, res)
+	}
+	cs.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("okf mcp exited %d: %s", code, stderr.String())
 	}
 }

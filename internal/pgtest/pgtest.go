@@ -495,17 +495,47 @@ func Shared(t testing.TB) *Cluster {
 			t.Logf("pgtest: shared PostgreSQL cluster on port %d started in %v", shared.Port, time.Since(start).Round(time.Millisecond))
 		}
 	})
-	if sharedErr != nil {
-		if errors.Is(sharedErr, ErrNoBinaries) {
-			why := strings.TrimPrefix(sharedErr.Error(), ErrNoBinaries.Error()+": ")
-			if os.Getenv(EnvRequire) == "1" {
-				t.Fatalf("FAIL: PostgreSQL binaries not found (%s), and %s=1 requires them", why, EnvRequire)
-			}
-			t.Skipf("SKIP: PostgreSQL binaries not found (%s); set %s=1 to make this a failure", why, EnvRequire)
-		}
-		t.Fatalf("pgtest: starting the shared PostgreSQL cluster: %v", sharedErr)
-	}
+	skipOrFail(t, sharedErr, "the shared")
 	return shared
+}
+
+// Own starts a cluster of the test's own, stopped when the test ends, for
+// tests that measure the whole cluster (transaction ids, WAL) and so must
+// not share it. It skips or fails like Shared.
+func Own(t testing.TB) *Cluster {
+	t.Helper()
+	var err error
+	if _, err = FindBinaries(); err == nil {
+		var c *Cluster
+		if c, err = Start(); err == nil {
+			t.Cleanup(func() {
+				if err := c.Stop(); err != nil {
+					t.Errorf("pgtest: stopping the cluster: %v", err)
+				}
+			})
+			return c
+		}
+	}
+	skipOrFail(t, err, "a")
+	return nil
+}
+
+// skipOrFail ends a test whose cluster could not start: a skip when no
+// PostgreSQL binaries are installed (a failure under OKF_REQUIRE_POSTGRES=1),
+// else a failure.
+func skipOrFail(t testing.TB, err error, which string) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if errors.Is(err, ErrNoBinaries) {
+		why := strings.TrimPrefix(err.Error(), ErrNoBinaries.Error()+": ")
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("FAIL: PostgreSQL binaries not found (%s), and %s=1 requires them", why, EnvRequire)
+		}
+		t.Skipf("SKIP: PostgreSQL binaries not found (%s); set %s=1 to make this a failure", why, EnvRequire)
+	}
+	t.Fatalf("pgtest: starting %s PostgreSQL cluster: %v", which, err)
 }
 
 // Main runs the tests, then stops the shared cluster (and any cluster a test
