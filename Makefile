@@ -34,6 +34,7 @@ bench:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s .
+	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 60s ./sqlguard/
 
 clean:
 	rm -rf bin $(DEMO)

@@ -43,7 +43,8 @@ type attack struct {
 
 // Why only one layer can stop some attacks.
 const (
-	sameRole        = "PostgreSQL lets PUBLIC execute it and a role signal its own sessions; no grant of okf's takes that away"
+	sameRole        = "PostgreSQL lets every role signal its own sessions; no grant of okf's takes that away"
+	publicFunction  = "PostgreSQL lets PUBLIC execute it; no grant of okf's takes that away"
 	catalogReadable = "PostgreSQL's catalogs are readable by every role"
 	xidNeedsNothing = "taking a transaction id needs no privilege, and a rollback does not give it back"
 	textSizeOnly    = "only okf reads the text; the database takes a long list"
@@ -128,20 +129,20 @@ var postgresAttacks = []attack{
 	{class: "other sessions", name: "pg_cancel_backend", kind: kindRead, sql: "SELECT pg_cancel_backend({pid})", single: sameRole},
 	{class: "other sessions", name: "pg_terminate_backend", kind: kindRead, sql: "SELECT pg_terminate_backend({pid})", single: sameRole},
 	{class: "other sessions", name: "read their SQL (pg_stat_activity)", kind: kindRead, sql: "SELECT query FROM pg_stat_activity", single: catalogReadable},
-	{class: "other sessions", name: "read their SQL (pg_stat_get_activity)", kind: kindRead, sql: "SELECT query FROM pg_stat_get_activity(NULL)", single: sameRole},
+	{class: "other sessions", name: "read their SQL (pg_stat_get_activity)", kind: kindRead, sql: "SELECT query FROM pg_stat_get_activity(NULL)", single: publicFunction},
 	// catalog and statistics
 	{class: "catalog and statistics", name: "pg_authid", kind: kindRead, sql: "SELECT rolname, rolpassword FROM pg_authid"},
 	{class: "catalog and statistics", name: "pg_catalog.pg_class", kind: kindRead, sql: "SELECT relname FROM pg_catalog.pg_class", single: catalogReadable},
 	{class: "catalog and statistics", name: "information_schema", kind: kindRead, sql: "SELECT table_name FROM information_schema.tables", single: catalogReadable},
 	{class: "catalog and statistics", name: "column statistics (pg_stats)", kind: kindRead, sql: "SELECT most_common_vals FROM pg_stats", single: catalogReadable},
-	{class: "catalog and statistics", name: "pg_show_all_settings", kind: kindRead, sql: "SELECT name, setting FROM pg_show_all_settings()", single: sameRole},
+	{class: "catalog and statistics", name: "pg_show_all_settings", kind: kindRead, sql: "SELECT name, setting FROM pg_show_all_settings()", single: publicFunction},
 	{class: "catalog and statistics", name: "current_setting", kind: kindRead, sql: "SELECT current_setting('data_directory')"},
-	{class: "catalog and statistics", name: "pg_get_functiondef", kind: kindRead, sql: "SELECT pg_get_functiondef('pg_catalog.now'::regproc)", single: sameRole},
-	{class: "catalog and statistics", name: "pg_control_system", kind: kindRead, sql: "SELECT system_identifier FROM pg_control_system()", single: sameRole},
-	{class: "catalog and statistics", name: "version", kind: kindRead, sql: "SELECT version()", single: sameRole},
-	{class: "catalog and statistics", name: "pg_relation_size", kind: kindRead, sql: "SELECT pg_relation_size('hero')", single: sameRole},
+	{class: "catalog and statistics", name: "pg_get_functiondef", kind: kindRead, sql: "SELECT pg_get_functiondef('pg_catalog.now'::regproc)", single: publicFunction},
+	{class: "catalog and statistics", name: "pg_control_system", kind: kindRead, sql: "SELECT system_identifier FROM pg_control_system()", single: publicFunction},
+	{class: "catalog and statistics", name: "version", kind: kindRead, sql: "SELECT version()", single: publicFunction},
+	{class: "catalog and statistics", name: "pg_relation_size", kind: kindRead, sql: "SELECT pg_relation_size('hero')", single: publicFunction},
 	// WAL and replication
-	{class: "WAL and replication", name: "pg_logical_emit_message", kind: kindWrite, sql: "SELECT pg_logical_emit_message(false, 'okf', repeat('x', 2000000))", effect: effectWAL, single: sameRole},
+	{class: "WAL and replication", name: "pg_logical_emit_message", kind: kindWrite, sql: "SELECT pg_logical_emit_message(false, 'okf', repeat('x', 2000000))", effect: effectWAL, single: publicFunction},
 	{class: "WAL and replication", name: "pg_switch_wal", kind: kindRead, sql: "SELECT pg_switch_wal()"},
 	{class: "WAL and replication", name: "replication slot", kind: kindRead, sql: "SELECT pg_create_physical_replication_slot('okf')"},
 	// dblink and foreign data

@@ -1,7 +1,5 @@
 package sqlguard
 
-import "strings"
-
 // Catalog is what the database holds that a query may name: the columns of
 // every table and view in the readable schemas. The validator resolves
 // each column reference, star and join against it, the way the database
@@ -37,11 +35,3 @@ func (c *Catalog) rowid(schema, name string) (ipk string, ok bool) {
 
 // sqliteRowidNames are the names under which SQLite reads a rowid.
 var sqliteRowidNames = []string{"rowid", "oid", "_rowid_"}
-
-func lowerAll(names []string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = strings.ToLower(n)
-	}
-	return out
-}

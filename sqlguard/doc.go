@@ -4,20 +4,26 @@
 // The model's SQL is hostile input. It passes through independent layers,
 // each of which stops attacks on its own:
 //
-//   - the validator parses the text with the PostgreSQL parser and allows one
-//     SELECT, VALUES or WITH of those, with no data-modifying parts, no
-//     dangerous functions and only allowed tables and columns;
+//   - the validator bounds the text (shape.go) before PostgreSQL's parser
+//     reads it, allows one SELECT, VALUES or WITH of those, only functions,
+//     operators and casts on an allowlist (allow.go), and resolves every
+//     column reference, star, whole row and join against the database's
+//     catalog so that no form reads a hidden column (resolve.go);
 //   - on PostgreSQL, the query runs as a role with SELECT privileges only,
 //     inside BEGIN READ ONLY with SET LOCAL statement_timeout, over the
 //     extended protocol (one statement per message), rows capped while
-//     fetching, and the transaction is always rolled back;
+//     fetching; the transaction is always rolled back and the session
+//     discarded;
 //   - on SQLite, the file is opened read-only (mode=ro), with
 //     PRAGMA query_only, no attached databases, an authorizer that allows
-//     reads of allowed tables and columns and safe functions only, and an
-//     interrupt at the deadline.
+//     reads of allowed tables and columns and safe functions only, a check
+//     of the compiled program (sqlite_program.go) and an interrupt at the
+//     deadline.
 //
 // A DB pairs the validator with one Engine (PostgreSQL or SQLite) and writes
 // every statement it sees to an audit log. Results come back as typed rows
-// and as compact text for a model; errors carry the layer that stopped the
-// query, the database's message, position and hint.
+// within byte bounds and as compact text for a model; errors carry the
+// layer that stopped the query, the database's message, position and hint.
+// docs/security.md describes each layer and the attack suite that tests
+// them.
 package sqlguard

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,31 @@ func TestPreparePostgres(t *testing.T) {
 		if w, ok := want[p.What]; !ok || !strings.Contains(p.Result, w) {
 			t.Errorf("%s: %q, want it to contain %q", p.What, p.Result, w)
 		}
+	}
+	// The role has a connection limit, and what okf cannot take away is
+	// said.
+	if r := setup.Reach; r.ConnectionLimit != DefaultConnectionLimit || !slices.Contains(r.OtherDatabases, "postgres") ||
+		!slices.Contains(r.Functions, "pg_cancel_backend(integer)") || len(r.Notes()) != 3 {
+		t.Errorf("reach = %+v\nnotes: %q", r, r.Notes())
+	}
+	limited := fixtureOptions
+	limited.ConnectionLimit = 2
+	if _, err := PreparePostgres(ctx, admin, agent, limited); err != nil {
+		t.Fatal(err)
+	}
+	var conns []*pgx.Conn
+	for range 2 {
+		c, err := pgx.Connect(ctx, agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	if _, err := pgx.Connect(ctx, agent); err == nil || !strings.Contains(err.Error(), "too many connections for role") {
+		t.Errorf("a third connection under a limit of 2: %v", err)
+	}
+	for _, c := range conns {
+		c.Close(ctx)
 	}
 	// Hiding a column later takes back the whole-table grant.
 	if _, err := PreparePostgres(ctx, admin, agent, Options{}); err != nil {
@@ -210,15 +236,19 @@ func TestSessionLeavesNothing(t *testing.T) {
 	if again := one("SELECT pg_backend_pid()"); again != pid {
 		t.Errorf("the connection was not reused: pid %s, then %s", pid, again)
 	}
-	// With dblink installed, every query gets a connection of its own.
-	conn, err := pgx.Connect(ctx, admin)
+	// Values come back exact, and xml as text.
+	res, err := p.Run(ctx, "SELECT 1797331.41::numeric, 99072.53::float8, 0.1::float4, '<a>1</a>'::xml, 12345678901234567890::numeric(30,2)", lim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE EXTENSION dblink"); err != nil {
-		t.Fatal(err)
+	if got := res.Text(1); !strings.Contains(got, "1797331.41 | 99072.53 | 0.1 | <a>1</a> | 12345678901234567890.00") {
+		t.Errorf("exact values: %s", got)
 	}
+	if _, ok := res.Rows[0][3].(string); !ok {
+		t.Errorf("xml arrived as %T", res.Rows[0][3])
+	}
+	// With dblink installed, every query gets a connection of its own.
+	installDblink(t, admin)
 	q, err := OpenPostgres(ctx, agent, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -257,13 +287,20 @@ func BenchmarkSessionReset(b *testing.B) {
 		}
 	}
 	b.Run("discard-all", run)
+	installDblink(b, admin)
+	b.Run("fresh-connection", run)
+}
+
+// installDblink creates the dblink extension in the database at admin.
+func installDblink(t testing.TB, admin string) {
+	t.Helper()
+	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "CREATE EXTENSION dblink"); err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	b.Run("fresh-connection", run)
 }

@@ -35,6 +35,16 @@ func TestSQLiteQuery(t *testing.T) {
 	if res.Rows[0][0] != int64(1) || res.Rows[0][2] != 1.125 || res.Columns[2].Type != "numeric(8,3)" {
 		t.Errorf("typed row %#v, columns %v", res.Rows[0], res.Columns)
 	}
+	// CTEs and recursive CTEs read no table of the file.
+	for sql, want := range map[string]int{
+		"WITH t AS (SELECT 1 AS x) SELECT count(*) FROM t":                                            1,
+		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT n FROM r": 3,
+		"WITH t AS (SELECT name FROM hero WHERE id < 4) SELECT count(*) FROM t, t AS u":               1,
+	} {
+		if res, err := db.Query(ctx, "test", sql); err != nil || res.Total != want {
+			t.Errorf("%s: %v, %v; want %d rows", sql, res, err, want)
+		}
+	}
 	res, err = db.Query(ctx, "test", `SELECT j.value FROM json_each('[3, 4]') j`)
 	if err != nil || res.Total != 2 {
 		t.Errorf("json_each: %v, %v", res, err)
