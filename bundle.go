@@ -24,9 +24,10 @@ type Bundle struct {
 	inbound  map[string][]string
 }
 
-// Load reads the bundle rooted at dir. Hidden files and folders (names
-// starting with ".") below the root and symbolic links are skipped. A file
-// that cannot be read becomes a document with ReadErr set.
+// Load reads the bundle rooted at dir, by WalkFolder's rules: every
+// regular .md file is a document; hidden files and folders (names starting
+// with ".") below the root and symbolic links are skipped. A file that
+// cannot be read becomes a document with ReadErr set.
 func Load(dir string) (*Bundle, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
@@ -35,7 +36,12 @@ func Load(dir string) (*Bundle, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", dir)
 	}
-	return LoadFS(os.DirFS(dir))
+	var b *Bundle
+	err = inFolder(dir, func(fsys fs.FS) error {
+		b, err = LoadFS(fsys)
+		return err
+	})
+	return b, err
 }
 
 // LoadFS reads a bundle from the root of a file system.
@@ -43,31 +49,18 @@ func LoadFS(fsys fs.FS) (*Bundle, error) {
 	var docs []*Document
 	files := map[string]bool{}
 	dirs := map[string]bool{"": true}
-	err := fs.WalkDir(fsys, ".", func(p string, e fs.DirEntry, err error) error {
-		if err != nil && p == "." {
-			return err
-		}
-		if p != "." && strings.HasPrefix(e.Name(), ".") {
-			if e.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if err != nil {
-			if e.IsDir() {
-				// An unreadable folder: record what is known and go on.
-				dirs[p] = true
-				return fs.SkipDir
-			}
-		}
+	err := WalkFolder(fsys, func(p string, e fs.DirEntry, err error) error {
 		switch {
+		case p == ".":
+			return err
 		case e.IsDir():
-			if p != "." {
-				dirs[p] = true
+			dirs[p] = true
+			if err != nil {
+				return fs.SkipDir // unreadable: record what is known and go on
 			}
-		case e.Type().IsRegular():
+		default:
 			files[p] = true
-			if strings.HasSuffix(p, ".md") {
+			if IsDocument(p) {
 				raw, rerr := fs.ReadFile(fsys, p)
 				var d *Document
 				if rerr != nil {

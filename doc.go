@@ -8,4 +8,9 @@
 // with their byte ranges. A Bundle ties the documents together into a link
 // graph, and Validate checks a bundle against the v0.2 conformance rules,
 // reporting findings with stable codes and the spec section they come from.
+//
+// folder.go holds the one set of rules by which okf reads folders (Load,
+// okf import, the reading commands' --dir, okf mcp and okf serve, and the
+// folder watcher): which files a bundle holds, which folders are bundles,
+// and how a folder name becomes a bundle name.
 package okf

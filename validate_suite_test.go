@@ -2,7 +2,6 @@ package okf
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,9 +11,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/okf-tools/okf/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+var update = golden.Update
 
 // suiteDir holds one folder a case: the crafted bundle in bundle/ and the
 // golden text report in expected.txt.

@@ -15,10 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/internal/tokens"
 	"github.com/okf-tools/okf/llm"
-	"github.com/okf-tools/okf/readmodel"
-	"github.com/okf-tools/okf/search"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/trace"
 )
@@ -58,20 +57,27 @@ func ParseStrategy(s string) (Strategy, error) {
 
 // Knowledge is what the agent may read about the database.
 type Knowledge struct {
-	Snapshot *readmodel.Snapshot
-	// Bundle limits reading to one bundle of the snapshot; "" reads all.
+	// View is the knowledge the engine's tools read, the raw strategy
+	// pastes, and the record names by its snapshot's digest. Give the
+	// agent a view of the database's bundle alone, so its searches rank
+	// within that bundle.
+	View *engine.View
+	// Bundle names the database's bundle: what raw pastes and the
+	// manifest in the engine strategy's prompt shows; "" for all.
 	Bundle string
 	// Files is the bundle folder, for the browse strategy; reads never
 	// leave it.
 	Files fs.FS
-	// Index is a search index of Snapshot, built when nil.
-	Index *search.Index
 }
 
 // Config is one run's setup.
 type Config struct {
 	Model llm.Client
-	DB    *sqlguard.DB
+	// Databases holds the database the question is about, under the
+	// name Database, for tenant Tenant: run_sql and submit_answer query
+	// it through the guard.
+	Databases *engine.Databases
+	Tenant    string
 	// Database names the database in the prompt and the record; Dialect
 	// is "PostgreSQL" or "SQLite".
 	Database, Dialect string
@@ -79,8 +85,8 @@ type Config struct {
 	Strategy          Strategy
 	// MaxSteps caps the model calls; default 15.
 	MaxSteps int
-	// ContextBudget is the token budget of a context pack; 0 means the
-	// search package's default.
+	// ContextBudget is the token budget of a context pack when the model
+	// gives none; 0 means the search package's default.
 	ContextBudget int
 	// ResultBytes bounds each tool result kept in the record; default 2000.
 	ResultBytes int
@@ -107,13 +113,6 @@ type Event struct {
 type Outcome struct {
 	Record *trace.Record
 	Rows   *sqlguard.Result
-}
-
-func (c *Config) index() *search.Index {
-	if c.Knowledge.Index == nil {
-		c.Knowledge.Index = search.Build(c.Knowledge.Snapshot)
-	}
-	return c.Knowledge.Index
 }
 
 func (c *Config) emit(e Event) {
@@ -143,8 +142,8 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 		rec.Model = cfg.Model.Name()
 	}
 	rec.ID = trace.NewID(started, question, cfg.Database, rec.Strategy, rec.Model)
-	if s := cfg.Knowledge.Snapshot; s != nil {
-		rec.Snapshot = s.Digest
+	if v := cfg.Knowledge.View; v != nil {
+		rec.Snapshot = v.Snap.Digest
 	}
 	out.Record = rec
 	fail := func(format string, args ...any) {
@@ -159,14 +158,14 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 	case cfg.Model == nil:
 		fail("no model")
 		return out
-	case cfg.DB == nil:
+	case cfg.Databases == nil:
 		fail("no database")
 		return out
-	case cfg.Knowledge.Snapshot == nil && cfg.Strategy != Browse:
+	case cfg.Knowledge.View == nil:
 		fail("the %s strategy needs knowledge (a bundle folder or the store)", cfg.Strategy)
 		return out
 	}
-	tools, err := newToolset(&cfg)
+	tools, err := newToolset(ctx, &cfg)
 	if err != nil {
 		fail("%v", err)
 		return out
@@ -257,7 +256,7 @@ func promptKnowledge(cfg *Config, rec *trace.Record) (string, error) {
 		rec.ConceptsRead = trace.Concepts(rec.ConceptsRead, refs...)
 		return text, nil
 	case Engine:
-		m, err := cfg.Knowledge.Snapshot.ManifestAt(cfg.Knowledge.Bundle, cfg.now())
+		m, err := cfg.Knowledge.View.Snap.ManifestAt(cfg.Knowledge.Bundle, cfg.now())
 		if err != nil {
 			return "", fmt.Errorf("reading the manifest: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,8 @@ import (
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/livesqlbench"
 	"github.com/okf-tools/okf/compile/load"
+	"github.com/okf-tools/okf/engine"
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 	"github.com/okf-tools/okf/llm"
 	"github.com/okf-tools/okf/llm/llmtest"
 	"github.com/okf-tools/okf/readmodel"
@@ -29,8 +32,8 @@ import (
 // LiveSQLBench-style docs, and a real SQLite file with a few orders.
 type shop struct {
 	bundleDir string
-	snapshot  *readmodel.Snapshot
-	db        *sqlguard.DB
+	view      *engine.View
+	dbs       *engine.Databases
 }
 
 func newShop(t *testing.T) *shop {
@@ -78,12 +81,9 @@ func newShop(t *testing.T) *shop {
 		}
 	}
 	raw.Close()
-	db, err := sqlguard.Open(ctx, "shop", "sqlite:"+path, sqlguard.Options{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return &shop{bundleDir: bundleDir, snapshot: snap, db: db}
+	dbs := engine.NewDatabases([]engine.Database{{Name: "shop", Tenant: "default", DSN: "sqlite:" + path}}, nil, io.Discard)
+	t.Cleanup(func() { dbs.Close() })
+	return &shop{bundleDir: bundleDir, view: engine.NewView("default", snap), dbs: dbs}
 }
 
 func (s *shop) config(t *testing.T, client llm.Client, strategy agent.Strategy) agent.Config {
@@ -93,8 +93,8 @@ func (s *shop) config(t *testing.T, client llm.Client, strategy agent.Strategy) 
 	}
 	t.Cleanup(func() { root.Close() })
 	return agent.Config{
-		Model: client, DB: s.db, Database: "shop", Dialect: "SQLite", Strategy: strategy,
-		Knowledge: agent.Knowledge{Snapshot: s.snapshot, Bundle: "shop", Files: root.FS()},
+		Model: client, Databases: s.dbs, Tenant: "default", Database: "shop", Dialect: "SQLite", Strategy: strategy,
+		Knowledge: agent.Knowledge{View: s.view, Bundle: "shop", Files: root.FS()},
 		Now:       func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
 	}
 }
@@ -123,9 +123,9 @@ func TestContextRunRepairsSQL(t *testing.T) {
 	question := "What is the net order value of each order?"
 	srv := llmtest.New(t,
 		llmtest.Turn{Calls: []llmtest.Call{{Name: "context", Arguments: args(map[string]any{"question": question})}}, Input: 1500, Output: 20},
-		llmtest.Turn{Calls: []llmtest.Call{{Name: "run_sql", Arguments: args(map[string]any{"sql": "SELECT ordid, gross - discamt FROM orders"})}}, Input: 2600, Cached: 1400, Output: 30},
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "run_sql", Arguments: args(map[string]any{"database": "shop", "sql": "SELECT ordid, gross - discamt FROM orders"})}}, Input: 2600, Cached: 1400, Output: 30},
 		llmtest.Turn{Status: 429, RetryAfter: "3"},
-		llmtest.Turn{Calls: []llmtest.Call{{Name: "run_sql", Arguments: args(map[string]any{"sql": nov})}}, Input: 2800, Cached: 2500, Output: 30, Reasoning: 12},
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "run_sql", Arguments: args(map[string]any{"database": "shop", "sql": nov})}}, Input: 2800, Cached: 2500, Output: 30, Reasoning: 12},
 		llmtest.Turn{Text: "Three orders.", Calls: []llmtest.Call{{Name: "submit_answer", Arguments: args(map[string]any{"sql": nov, "answer": "Orders 10, 11 and 12 are worth 100, 80 and 45."})}}, Input: 3000, Cached: 2700, Output: 40},
 	)
 	out := agent.Run(context.Background(), s.config(t, openAI(t, srv, "gpt-4.1-mini"), agent.Context), question, "shop_1")
@@ -253,7 +253,7 @@ func TestBrowseConfinedAndBrokenArguments(t *testing.T) {
 			{Name: "run_sql", Arguments: `{"sql": "SELECT 1`},
 			{Name: "drop_table", Arguments: `{}`},
 		}},
-		llmtest.Turn{Calls: []llmtest.Call{{Name: "run_sql", Arguments: `{"sql": "DELETE FROM orders"}`}}},
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "run_sql", Arguments: `{"database": "shop", "sql": "DELETE FROM orders"}`}}},
 		llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "SELECT count(*) FROM orders", "answer": "3 orders."}`}}},
 	)
 	r := agent.Run(context.Background(), s.config(t, openAI(t, srv, "m"), agent.Browse), "How many orders?", "").Record
@@ -300,8 +300,8 @@ func TestModelFailureEndsRun(t *testing.T) {
 		t.Errorf("failing submit: %+v", c)
 	}
 	// Raw pastes every document, so every concept counts as read.
-	if len(r.ConceptsRead) != len(s.snapshot.Concepts) {
-		t.Errorf("raw read %d concepts of %d", len(r.ConceptsRead), len(s.snapshot.Concepts))
+	if len(r.ConceptsRead) != len(s.view.Snap.Concepts) {
+		t.Errorf("raw read %d concepts of %d", len(r.ConceptsRead), len(s.view.Snap.Concepts))
 	}
 }
 
@@ -319,7 +319,7 @@ func TestBrowseStore(t *testing.T) {
 		llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "SELECT count(*) FROM orders WHERE ordstat <> 'cancelled'", "answer": "2."}`}}},
 	)
 	cfg := s.config(t, openAI(t, srv, "m"), agent.Browse)
-	cfg.Knowledge.Files = agent.SnapshotFiles(s.snapshot, "shop")
+	cfg.Knowledge.Files = agent.SnapshotFiles(s.view.Snap, "shop")
 	out := agent.Run(context.Background(), cfg, "How many orders were not cancelled?", "")
 	r := out.Record
 	if r.StopReason != trace.Submitted || sqlguard.Cell(out.Rows.Rows[0][0]) != "2" {

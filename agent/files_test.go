@@ -11,7 +11,7 @@ import (
 
 func TestSnapshotFiles(t *testing.T) {
 	s := newShop(t)
-	files := agent.SnapshotFiles(s.snapshot, "shop")
+	files := agent.SnapshotFiles(s.view.Snap, "shop")
 	if err := fstest.TestFS(files, "tables/orders.md", "knowledge/net-order-value.md"); err != nil {
 		t.Fatal(err)
 	}

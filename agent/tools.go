@@ -13,10 +13,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/okf-tools/okf/internal/tokens"
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/llm"
-	"github.com/okf-tools/okf/readmodel"
-	"github.com/okf-tools/okf/search"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/trace"
 )
@@ -35,72 +33,76 @@ type outcome struct {
 
 type handler func(ctx context.Context, args json.RawMessage) (outcome, error)
 
-// toolset is the tools of one run, with the state they share.
+// toolset is the tools of one run: the engine's, exactly as MCP clients
+// get them, and the agent's own submit_answer (and read_file for the
+// browse baseline).
 type toolset struct {
-	tools    []llm.Tool
-	handlers map[string]handler
+	tools []llm.Tool
+	box   *engine.Toolbox
+	own   map[string]handler
 
 	cfg         *Config
-	index       *search.Index
-	contextUsed bool
 	answer      *trace.Answer
 	rows        *sqlguard.Result
 	sqlAttempts int
 	sqlErrors   int
 }
 
-func (t *toolset) add(name, description, params string, h handler) {
-	t.tools = append(t.tools, llm.Tool{Name: name, Description: description, Parameters: json.RawMessage(params)})
-	t.handlers[name] = h
+// strategyTools are the engine tools each strategy offers; the engine and
+// context strategies offer all of them, as an MCP client sees them.
+var strategyTools = map[Strategy][]string{
+	Raw:     {engine.ToolRunSQL},
+	Browse:  {engine.ToolRunSQL},
+	Engine:  engine.ToolNames,
+	Context: engine.ToolNames,
 }
 
-// newToolset builds the tools of a strategy; every strategy ends with
-// run_sql and submit_answer.
-func newToolset(cfg *Config) (*toolset, error) {
-	t := &toolset{cfg: cfg, handlers: map[string]handler{}}
-	k := cfg.Knowledge
-	switch cfg.Strategy {
-	case Raw:
-	case Browse:
-		if k.Files == nil {
-			return nil, errors.New("the browse strategy reads one bundle: name it (the database's bundle in okf.yaml, or a --dir holding one bundle)")
-		}
-		t.add("read_file", "Read one markdown file of the knowledge bundle. path is relative to the bundle root, e.g. index.md or tables/orders.md; a folder reads its index.",
-			`{"type":"object","properties":{"path":{"type":"string","description":"file path relative to the bundle root"}},"required":["path"]}`, t.readFile)
-	case Engine:
-		t.index = cfg.index()
-		t.add("search", "Rank the knowledge's concepts (business rules, tables) for a query; returns manifest rows: id, bundle, kind, status, grain, summary, links, and where the match is.",
-			`{"type":"object","properties":{"query":{"type":"string","description":"words of the question or a business term"},"k":{"type":"integer","description":"number of hits, default 8"}},"required":["query"]}`, t.search)
-		t.add("get", getDescription, getParams, t.get)
-		t.add("manifest", "List every concept of the knowledge, one manifest row each.",
-			`{"type":"object","properties":{}}`, t.manifest)
-	case Context:
-		t.index = cfg.index()
-		t.add("context", "Pack the knowledge a question needs into one text under a token budget: rules, the rules they depend on, schema rows of the columns they use, joins, then further candidate ids. Call it once.",
-			`{"type":"object","properties":{"question":{"type":"string","description":"the user's question"}},"required":["question"]}`, t.context)
-		t.add("get", getDescription, getParams, t.get)
-	default:
+// newToolset builds the tools of a strategy; every strategy has run_sql
+// and ends with submit_answer.
+func newToolset(ctx context.Context, cfg *Config) (*toolset, error) {
+	names, ok := strategyTools[cfg.Strategy]
+	if !ok {
 		return nil, fmt.Errorf("unknown strategy %q", cfg.Strategy)
 	}
-	t.add("run_sql", fmt.Sprintf("Run one read-only %s query (SELECT or WITH) and return the column names, the first rows and the row count, or the error to repair.", cfg.Dialect),
-		`{"type":"object","properties":{"sql":{"type":"string","description":"one SELECT or WITH query"}},"required":["sql"]}`, t.runSQL)
-	t.add("submit_answer", "Submit the final answer, once, at the end: the final SQL query and a one-sentence answer. If the request cannot be answered with a query over this database, give an empty sql and say why in answer.",
+	t := &toolset{cfg: cfg, own: map[string]handler{}, box: &engine.Toolbox{
+		Source: engine.Fixed(cfg.Knowledge.View), Databases: cfg.Databases, Tenant: cfg.Tenant,
+		Now: cfg.Now, ContextBudget: cfg.ContextBudget,
+	}}
+	if cfg.Strategy == Browse {
+		if cfg.Knowledge.Files == nil {
+			return nil, errors.New("the browse strategy reads one bundle: name it (the database's bundle in okf.yaml, or a --dir holding one bundle)")
+		}
+		t.addOwn("read_file", "Read one markdown file of the knowledge bundle. path is relative to the bundle root, e.g. index.md or tables/orders.md; a folder reads its index.",
+			`{"type":"object","properties":{"path":{"type":"string","description":"file path relative to the bundle root"}},"required":["path"]}`, t.readFile)
+	}
+	defs, _, err := t.box.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range defs {
+		if slices.Contains(names, d.Name) {
+			t.tools = append(t.tools, llm.Tool{Name: d.Name, Description: d.Description, Parameters: engine.SchemaJSON(d.InputSchema)})
+		}
+	}
+	// In the order MCP clients list them.
+	slices.SortFunc(t.tools, func(a, b llm.Tool) int { return strings.Compare(a.Name, b.Name) })
+	t.addOwn("submit_answer", "Submit the final answer, once, at the end: the final SQL query and a one-sentence answer. If the request cannot be answered with a query over this database, give an empty sql and say why in answer.",
 		`{"type":"object","properties":{"sql":{"type":"string","description":"the final query, or empty to decline"},"answer":{"type":"string","description":"a short answer in plain language"}},"required":["sql","answer"]}`, t.submit)
 	return t, nil
 }
 
-const getDescription = "Read a concept of the knowledge by id (e.g. tables/orders), or one section of it (a heading slug, e.g. schema); offset/limit cut bytes, find returns a window around a phrase."
-
-const getParams = `{"type":"object","properties":{"id":{"type":"string","description":"concept id, optionally with #section"},"section":{"type":"string"},"offset":{"type":"integer"},"limit":{"type":"integer"},"find":{"type":"string"}},"required":["id"]}`
+func (t *toolset) addOwn(name, description, params string, h handler) {
+	t.tools = append(t.tools, llm.Tool{Name: name, Description: description, Parameters: json.RawMessage(params)})
+	t.own[name] = h
+}
 
 // call runs one tool call; any failure becomes text for the model.
 func (t *toolset) call(ctx context.Context, tc llm.ToolCall) (out outcome, failed bool) {
-	h, ok := t.handlers[tc.Name]
-	if !ok {
-		names := make([]string, len(t.tools))
-		for i, tool := range t.tools {
-			names[i] = tool.Name
-		}
+	names := make([]string, len(t.tools))
+	for i, tool := range t.tools {
+		names[i] = tool.Name
+	}
+	if !slices.Contains(names, tc.Name) {
 		return outcome{text: fmt.Sprintf("Error: there is no tool %q; the tools are %s.", tc.Name, strings.Join(names, ", "))}, true
 	}
 	args := strings.TrimSpace(tc.Arguments)
@@ -110,11 +112,24 @@ func (t *toolset) call(ctx context.Context, tc llm.ToolCall) (out outcome, faile
 	if !json.Valid([]byte(args)) || !strings.HasPrefix(args, "{") {
 		return outcome{text: fmt.Sprintf("Error: the arguments of %s are not a JSON object: %s. Call %s again with valid JSON.", tc.Name, trace.Cut(tc.Arguments, 200), tc.Name)}, true
 	}
-	out, err := h(ctx, json.RawMessage(args))
+	if h, ok := t.own[tc.Name]; ok {
+		out, err := h(ctx, json.RawMessage(args))
+		if err != nil {
+			return outcome{text: "Error: " + err.Error()}, true
+		}
+		return out, false
+	}
+	r, err := t.box.Call(ctx, "agent", tc.Name, json.RawMessage(args))
 	if err != nil {
 		return outcome{text: "Error: " + err.Error()}, true
 	}
-	return out, false
+	if tc.Name == engine.ToolRunSQL {
+		t.sqlAttempts++
+		if r.IsError {
+			t.sqlErrors++
+		}
+	}
+	return outcome{text: r.Text, concepts: r.Concepts}, r.IsError
 }
 
 func decode[T any](args json.RawMessage, tool string) (T, error) {
@@ -123,37 +138,6 @@ func decode[T any](args json.RawMessage, tool string) (T, error) {
 		return v, refuse("wrong arguments for %s: %v", tool, err)
 	}
 	return v, nil
-}
-
-func (t *toolset) runSQL(ctx context.Context, args json.RawMessage) (outcome, error) {
-	a, err := decode[struct {
-		SQL string `json:"sql"`
-	}](args, "run_sql")
-	if err != nil {
-		return outcome{}, err
-	}
-	res, err := t.query(ctx, a.SQL)
-	if err != nil {
-		return outcome{}, err
-	}
-	return outcome{text: frameRows(res.Text(t.cfg.DB.Options().ShownRows))}, nil
-}
-
-// query runs SQL through the guard, counting attempts and errors.
-func (t *toolset) query(ctx context.Context, sql string) (*sqlguard.Result, error) {
-	if strings.TrimSpace(sql) == "" {
-		return nil, refuse("sql is empty")
-	}
-	t.sqlAttempts++
-	res, err := t.cfg.DB.Query(ctx, "agent", sql)
-	if err != nil {
-		t.sqlErrors++
-		if ge, ok := sqlguard.AsError(err); ok {
-			return nil, refuse("%s", ge.Text(sql))
-		}
-		return nil, refuse("%v", err)
-	}
-	return res, nil
 }
 
 func (t *toolset) submit(ctx context.Context, args json.RawMessage) (outcome, error) {
@@ -165,9 +149,15 @@ func (t *toolset) submit(ctx context.Context, args json.RawMessage) (outcome, er
 		return outcome{}, err
 	}
 	if strings.TrimSpace(a.SQL) != "" {
-		res, err := t.query(ctx, a.SQL)
+		t.sqlAttempts++
+		res, _, err := t.box.Query(ctx, "agent", t.cfg.Database, a.SQL)
 		if err != nil {
-			return outcome{}, refuse("the submitted SQL failed, so it was not accepted. Repair it and submit again.\n%s", strings.TrimPrefix(err.Error(), "Error: "))
+			t.sqlErrors++
+			msg := err.Error()
+			if ge, ok := sqlguard.AsError(err); ok {
+				msg = strings.TrimPrefix(ge.Text(a.SQL), "Error: ")
+			}
+			return outcome{}, refuse("the submitted SQL failed, so it was not accepted. Repair it and submit again.\n%s", msg)
 		}
 		t.rows = res
 	}
@@ -265,10 +255,7 @@ func frontmatter(fsys fs.FS, p string) (title, description string) {
 
 // conceptRef maps an id to a snapshot ref, "" when the snapshot lacks it.
 func (t *toolset) conceptRef(id string) string {
-	s := t.cfg.Knowledge.Snapshot
-	if s == nil {
-		return ""
-	}
+	s := t.cfg.Knowledge.View.Snap
 	if b := t.cfg.Knowledge.Bundle; b != "" {
 		if _, ok := s.LookupIn(b, id); ok {
 			return b + "/" + id
@@ -281,101 +268,9 @@ func (t *toolset) conceptRef(id string) string {
 	return c.Bundle + "/" + c.ID
 }
 
-func (t *toolset) search(_ context.Context, args json.RawMessage) (outcome, error) {
-	a, err := decode[struct {
-		Query string `json:"query"`
-		K     int    `json:"k"`
-	}](args, "search")
-	if err != nil {
-		return outcome{}, err
-	}
-	if strings.TrimSpace(a.Query) == "" {
-		return outcome{}, refuse("query is empty")
-	}
-	hits := t.index.Search(a.Query, search.Options{K: min(max(a.K, 0), 50), Bundle: t.cfg.Knowledge.Bundle})
-	if len(hits) == 0 {
-		return outcome{text: "No concept matches; try other words, or read the manifest."}, nil
-	}
-	var b strings.Builder
-	b.WriteString("id\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n")
-	now := t.cfg.now()
-	for _, h := range hits {
-		pos := "-"
-		if h.Pos >= 0 {
-			pos = fmt.Sprint(h.Pos)
-		}
-		b.WriteString(t.cfg.Knowledge.Snapshot.Row(h.Concept, now) + "\t" + pos + "\n")
-	}
-	return outcome{text: b.String()}, nil
-}
-
-func (t *toolset) get(_ context.Context, args json.RawMessage) (outcome, error) {
-	a, err := decode[struct {
-		ID      string `json:"id"`
-		Section string `json:"section"`
-		Offset  int    `json:"offset"`
-		Limit   int    `json:"limit"`
-		Find    string `json:"find"`
-	}](args, "get")
-	if err != nil {
-		return outcome{}, err
-	}
-	id, section, _ := strings.Cut(strings.TrimSuffix(strings.TrimSpace(a.ID), ".md"), "#")
-	if a.Section != "" {
-		section = a.Section
-	}
-	ref := t.conceptRef(id)
-	if ref == "" {
-		return outcome{}, refuse("no concept %q; search for it or read the manifest for its id", a.ID)
-	}
-	sl, err := t.cfg.Knowledge.Snapshot.Get(ref, readmodel.GetOptions{Section: section, Offset: max(a.Offset, 0), Limit: max(a.Limit, 0), Find: a.Find})
-	if err != nil {
-		return outcome{}, refuse("%v", err)
-	}
-	head := "@@ " + sl.Ref
-	if sl.Section != "" {
-		head += "#" + sl.Section
-	}
-	head += fmt.Sprintf(" [%d..%d of %d]", sl.Start, sl.End, sl.Total)
-	return outcome{text: head + "\n" + sl.Text, concepts: []string{ref}}, nil
-}
-
-func (t *toolset) manifest(context.Context, json.RawMessage) (outcome, error) {
-	m, err := t.cfg.Knowledge.Snapshot.ManifestAt(t.cfg.Knowledge.Bundle, t.cfg.now())
-	if err != nil {
-		return outcome{}, refuse("%v", err)
-	}
-	return outcome{text: string(m)}, nil
-}
-
-func (t *toolset) context(_ context.Context, args json.RawMessage) (outcome, error) {
-	a, err := decode[struct {
-		Question string `json:"question"`
-	}](args, "context")
-	if err != nil {
-		return outcome{}, err
-	}
-	if t.contextUsed {
-		return outcome{}, refuse("context was already called in this run; read further concepts with get")
-	}
-	if strings.TrimSpace(a.Question) == "" {
-		return outcome{}, refuse("question is empty")
-	}
-	t.contextUsed = true
-	pack := t.index.Context(a.Question, search.PackOptions{Budget: t.cfg.ContextBudget, Bundle: t.cfg.Knowledge.Bundle, Count: tokens.Count})
-	var concepts []string
-	concepts = append(concepts, pack.Rules...)
-	for _, ref := range pack.Tables {
-		if !slices.Contains(concepts, ref) {
-			concepts = append(concepts, ref)
-		}
-	}
-	return outcome{text: pack.Text, concepts: concepts}, nil
-}
-
 // rawDocs pastes every concept of the knowledge, for the raw strategy.
 func rawDocs(k Knowledge) (string, []string) {
-	s := k.Snapshot
+	s := k.View.Snap
 	var b strings.Builder
 	var refs []string
 	for i := range s.Concepts {

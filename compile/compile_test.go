@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 )
 
 func TestWriteSwapsWholeBundlesOrNothing(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 )
 
 const agentYAML = `agent:

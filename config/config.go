@@ -18,6 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/okf-tools/okf/internal/dsn"
 	"github.com/okf-tools/okf/sqlguard"
 )
 
@@ -285,19 +286,21 @@ func (c *Config) check(lookup func(string) (string, bool)) error {
 }
 
 // Database returns the database called ref, or, when no database has that
-// name, one made from ref itself if it is a DSN: a PostgreSQL URL, a
-// keyword/value string, "sqlite:path" or a path to a SQLite file.
+// name, one made from ref itself if it is a DSN (see package dsn).
 func (c *Config) Database(ref string) (Database, error) {
 	for _, d := range c.Databases {
 		if d.Name == ref {
 			return d, nil
 		}
 	}
-	if strings.HasPrefix(ref, "postgres://") || strings.HasPrefix(ref, "postgresql://") || strings.Contains(ref, "=") {
+	d, err := dsn.Parse(ref)
+	switch {
+	case err != nil:
+		return Database{}, err
+	case d.Engine == dsn.Postgres:
 		return Database{Name: "adhoc", DSN: ref}, nil
-	}
-	if path, ok := sqlguard.SQLitePath(ref); ok {
-		return Database{Name: "adhoc", DSN: "sqlite:" + path}, nil
+	case d.Engine == dsn.SQLite:
+		return Database{Name: "adhoc", DSN: "sqlite:" + d.Path}, nil
 	}
 	var names []string
 	for _, d := range c.Databases {

@@ -2,8 +2,6 @@ package graph_test
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,10 +10,9 @@ import (
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/livesqlbench"
 	"github.com/okf-tools/okf/graph"
+	"github.com/okf-tools/okf/internal/golden"
 	"github.com/okf-tools/okf/readmodel"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 var day = time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 
@@ -53,19 +50,7 @@ func TestShopGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "shop.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("graph data differs from %s (rerun with -update and read the diff)", golden)
-	}
+	golden.Check(t, "shop.json", got)
 	if len(d.Nodes) != 15 || len(d.Kinds) != 4 || d.Kinds[0] != "business_rule" {
 		t.Errorf("%d nodes, kinds %v", len(d.Nodes), d.Kinds)
 	}

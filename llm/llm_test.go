@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 	"github.com/okf-tools/okf/llm"
 	"github.com/okf-tools/okf/llm/llmtest"
 )

@@ -106,14 +106,16 @@ const FindWindow = 2000
 
 // Slice is the text a read returns.
 type Slice struct {
-	Ref     string // bundle/id
-	Section string
-	Text    string
+	Ref     string `json:"ref"` // bundle/id
+	Section string `json:"section,omitempty"`
+	Text    string `json:"text"`
 	// Start and End are the slice's byte offsets in the addressed text
 	// (the section, or the body), and Total its length.
-	Start, End, Total int
+	Start int `json:"start"`
+	End   int `json:"end"`
+	Total int `json:"total"`
 	// Matches are the offsets of every match of Find.
-	Matches []int
+	Matches []int `json:"matches,omitempty"`
 }
 
 // Get reads a concept, or one section of it, or a window of either.

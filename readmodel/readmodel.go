@@ -1,10 +1,13 @@
 // Package readmodel compiles the markdown documents of a tenant into a
 // snapshot: the compact, deterministic artifact an agent reads instead of the
 // markdown. A snapshot holds a dense manifest (one TSV row a concept), the
-// body of every concept with the byte range of each section, and the link
-// graph. Its bytes depend only on the documents, never on the clock or the
-// order they arrive in, so a snapshot is named by the digest of its bytes and
-// an agent's prompt cache stays valid until the knowledge really changes.
+// body of every concept with the byte range of each section, the link graph,
+// and the facts a concept states in okf compile's shapes (a table's columns,
+// keys and joins; the columns and rules a rule uses), parsed once here so
+// that no reader parses markdown for them. Its bytes depend only on the
+// documents, never on the clock or the order they arrive in, so a snapshot
+// is named by the digest of its bytes and an agent's prompt cache stays
+// valid until the knowledge really changes.
 package readmodel
 
 import (
@@ -55,6 +58,12 @@ type Concept struct {
 	Body [2]int `json:"body"`
 	// Sections are the body's sections, with offsets relative to the body.
 	Sections []Section `json:"sections,omitempty"`
+	// Table is what a concept that describes a table states about it: set
+	// when its type names a table or it has a Schema section, else nil.
+	Table *TableFacts `json:"table,omitempty"`
+	// Rule is the columns and rules any other concept says it uses; nil
+	// when it says none.
+	Rule *RuleFacts `json:"rule,omitempty"`
 
 	text []byte // the body bytes
 }
@@ -156,9 +165,16 @@ func (b *Builder) Build(tenant string, docs []Doc) (*Snapshot, Stats) {
 		br.Rows[0] = manifest.Len()
 		concepts := bundle.Concepts()
 		sort.Slice(concepts, func(i, j int) bool { return concepts[i].ID() < concepts[j].ID() })
-		for _, d := range concepts {
-			c, diags := compileConcept(name, bundle, d)
-			for _, m := range diags {
+		// Reading a concept's facts is most of compiling it: do it on every
+		// core, then lay the concepts out in order.
+		compiled := make([]Concept, len(concepts))
+		diagnostics := make([][]string, len(concepts))
+		onEveryCore(len(concepts), func(k int) {
+			compiled[k], diagnostics[k] = compileConcept(name, bundle, concepts[k])
+		})
+		for k, d := range concepts {
+			c := compiled[k]
+			for _, m := range diagnostics[k] {
 				st.Diagnostics = append(st.Diagnostics, Diagnostic{name, d.Path, m})
 			}
 			c.Row[0] = manifest.Len()
@@ -190,26 +206,17 @@ func (b *Builder) Build(tenant string, docs []Doc) (*Snapshot, Stats) {
 func (b *Builder) parse(docs []Doc, idx []int, fresh map[cacheKey]*okf.Document) ([]*okf.Document, int) {
 	out := make([]*okf.Document, len(idx))
 	keys := make([]cacheKey, len(idx))
-	var wg sync.WaitGroup
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(idx)/32))
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := w; k < len(idx); k += workers {
-				d := docs[idx[k]]
-				if b.cache != nil {
-					keys[k] = cacheKey{d.Bundle + "\x00" + d.Path, sha256.Sum256(d.Content)}
-					if pd, ok := b.cache[keys[k]]; ok {
-						out[k] = pd
-						continue
-					}
-				}
-				out[k] = okf.Parse(d.Path, d.Content)
+	onEveryCore(len(idx), func(k int) {
+		d := docs[idx[k]]
+		if b.cache != nil {
+			keys[k] = cacheKey{d.Bundle + "\x00" + d.Path, sha256.Sum256(d.Content)}
+			if pd, ok := b.cache[keys[k]]; ok {
+				out[k] = pd
+				return
 			}
-		}()
-	}
-	wg.Wait()
+		}
+		out[k] = okf.Parse(d.Path, d.Content)
+	})
 	reused := 0
 	if b.cache != nil {
 		for k, key := range keys {
@@ -220,6 +227,23 @@ func (b *Builder) parse(docs []Doc, idx []int, fresh map[cacheKey]*okf.Document)
 		}
 	}
 	return out, reused
+}
+
+// onEveryCore calls f for 0..n-1, spread over the cores when there is
+// enough work to be worth a goroutine.
+func onEveryCore(n int, f func(k int)) {
+	var wg sync.WaitGroup
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/32))
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < n; k += workers {
+				f(k)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func (s *Snapshot) index() {
@@ -287,6 +311,7 @@ func compileConcept(bundleName string, b *okf.Bundle, d *okf.Document) (Concept,
 	for _, sec := range d.Sections {
 		c.Sections = append(c.Sections, Section{Slug: sec.Slug, Start: sec.Start - d.BodyStart, End: sec.End - d.BodyStart})
 	}
+	c.Table, c.Rule = readFacts(b, d, c.Kind)
 	return c, diags
 }
 

@@ -2,10 +2,9 @@ package readmodel
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
-	"flag"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/okf-tools/okf"
+	"github.com/okf-tools/okf/internal/golden"
 	"github.com/okf-tools/okf/internal/shareddata"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 var day = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
@@ -34,23 +32,6 @@ func loadDocs(t testing.TB, bundle, dir string) []Doc {
 	return docs
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (rerun with -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
 func TestManifestGolden(t *testing.T) {
 	docs := loadDocs(t, "sales", "../testdata/validate/clean-full/bundle")
 	docs = append(docs, loadDocs(t, "links", "../testdata/validate/link-forms/bundle")...)
@@ -59,7 +40,7 @@ func TestManifestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "manifest.tsv", m)
+	golden.Check(t, "manifest.tsv", m)
 	if st.Concepts != len(s.Concepts) || st.Bundles != 2 {
 		t.Errorf("stats %+v", st)
 	}
@@ -67,7 +48,7 @@ func TestManifestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "manifest-sales.tsv", one)
+	golden.Check(t, "manifest-sales.tsv", one)
 }
 
 func TestDeterministicWhateverTheOrder(t *testing.T) {
@@ -224,6 +205,17 @@ func TestGet(t *testing.T) {
 	found, _ := s.Get("y", GetOptions{Find: "SEE", Limit: 20})
 	if len(found.Matches) != 2 || found.Matches[0] != strings.Index(body, "See") || found.Start != found.Matches[0]-5 || !strings.Contains(found.Text, "See [x]") {
 		t.Errorf("find: %+v", found)
+	}
+	for _, c := range []struct {
+		sl   Slice
+		want string
+	}{
+		{Slice{Ref: "b/x", Text: "t", Start: 1, End: 2, Total: 3, Matches: []int{1}}, `{"ref":"b/x","text":"t","start":1,"end":2,"total":3,"matches":[1]}`},
+		{Slice{Ref: "b/x", Section: "schema", Text: "t"}, `{"ref":"b/x","section":"schema","text":"t","start":0,"end":0,"total":0}`},
+	} {
+		if js, _ := json.Marshal(c.sl); string(js) != c.want {
+			t.Errorf("slice JSON %s, want %s", js, c.want)
+		}
 	}
 	if _, err := s.Get("x", GetOptions{}); !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), "one/x, two/x") {
 		t.Errorf("ambiguous id: %v", err)

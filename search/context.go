@@ -2,7 +2,6 @@ package search
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -29,15 +28,15 @@ type PackOptions struct {
 
 // Pack is the knowledge a question most likely needs, in one text.
 type Pack struct {
-	Text   string
-	Tokens int
+	Text   string `json:"text"`
+	Tokens int    `json:"tokens"`
 	// Rules are the refs (bundle/id) of the rules whose definitions the
 	// pack holds, in the order they appear.
-	Rules []string
+	Rules []string `json:"rules"`
 	// Tables are the refs of the tables whose schema rows it holds.
-	Tables []string
+	Tables []string `json:"tables"`
 	// Candidates are the refs of the concepts listed only by manifest row.
-	Candidates []string
+	Candidates []string `json:"candidates"`
 }
 
 // Context builds a context pack: the rules the question most likely needs
@@ -88,7 +87,7 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 			break
 		}
 		i := cand.i
-		if isTable(&s.Concepts[i]) || contains(rules, i) {
+		if s.Concepts[i].Table != nil || contains(rules, i) {
 			continue
 		}
 		if !cand.named {
@@ -131,7 +130,7 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 			break
 		}
 		i := ix.position0(h.Concept)
-		if !isTable(h.Concept) || cols[i] != nil || h.Score < minRel*top {
+		if h.Concept.Table == nil || cols[i] != nil || h.Score < minRel*top {
 			continue
 		}
 		tryCols := copyCols(cols)
@@ -205,13 +204,15 @@ func (ix *Index) renderPack(rules []int, cols map[int]map[string]bool) (string, 
 	joins := ix.joinPath(tables)
 	for _, j := range joins {
 		for _, end := range []struct {
-			t int
-			c string
-		}{{j.from, j.fromCol}, {j.to, j.toCol}} {
+			t    int
+			cols []string
+		}{{j.from, j.fromCols}, {j.to, j.toCols}} {
 			if cols[end.t] == nil {
 				cols[end.t] = map[string]bool{}
 			}
-			cols[end.t][end.c] = true
+			for _, c := range end.cols {
+				cols[end.t][c] = true
+			}
 		}
 	}
 	tables = sortedKeys(cols)
@@ -313,7 +314,7 @@ func (ix *Index) namedRules(question, bundle string) []int {
 		ix.titleWords = make([][2][]string, len(ix.snap.Concepts))
 		for i := range ix.snap.Concepts {
 			c := &ix.snap.Concepts[i]
-			if isTable(c) {
+			if c.Table != nil {
 				continue
 			}
 			name, abbr, _ := strings.Cut(c.Title, "(")
@@ -375,83 +376,8 @@ func singular(t string) string {
 	return t
 }
 
-// isTable reports whether a concept describes a table: its kind says so,
-// or it has a schema section.
-func isTable(c *readmodel.Concept) bool {
-	if strings.Contains(c.Kind, "table") {
-		return true
-	}
-	_, ok := c.Section("schema")
-	return ok
-}
-
-// sectionLinks returns the concepts a section of a concept links to, in
-// the order the section names them.
-func (ix *Index) sectionLinks(i int, slug string) []sectionLink {
-	s := ix.snap
-	c := &s.Concepts[i]
-	sec, ok := c.Section(slug)
-	if !ok {
-		return nil
-	}
-	text := string(s.Body(c)[sec.Start:sec.End])
-	var out []sectionLink
-	for _, line := range strings.Split(text, "\n") {
-		// The first link of a list item names what the item is about; later
-		// links on the line are asides ("through ...").
-		if m := linkRe.FindStringSubmatch(line); m != nil {
-			if t, ok := ix.resolve(c, m[1]); ok {
-				out = append(out, sectionLink{target: t, line: line})
-			}
-		}
-	}
-	return out
-}
-
-type sectionLink struct {
-	target int
-	line   string
-}
-
-var (
-	linkRe     = regexp.MustCompile(`\]\(([^)\s]+)\)`)
-	backtickRe = regexp.MustCompile("`([^`]+)`")
-)
-
-// resolve maps a link target written in concept c to a concept position.
-func (ix *Index) resolve(c *readmodel.Concept, target string) (int, bool) {
-	target, _, _ = strings.Cut(target, "#")
-	var p string
-	if strings.HasPrefix(target, "/") {
-		p = strings.TrimPrefix(target, "/")
-	} else {
-		dir := ""
-		if k := strings.LastIndexByte(c.ID, '/'); k >= 0 {
-			dir = c.ID[:k+1]
-		}
-		p = cleanPath(dir + target)
-	}
-	return ix.snap.LookupIn(c.Bundle, strings.TrimSuffix(p, ".md"))
-}
-
-func cleanPath(p string) string {
-	var parts []string
-	for _, seg := range strings.Split(p, "/") {
-		switch seg {
-		case "", ".":
-		case "..":
-			if len(parts) > 0 {
-				parts = parts[:len(parts)-1]
-			}
-		default:
-			parts = append(parts, seg)
-		}
-	}
-	return strings.Join(parts, "/")
-}
-
 // dependsOn returns a rule followed by the rules it depends on, depth
-// first, each once: the links of its "Depends on" section, recursively.
+// first, each once, as its facts list them.
 func (ix *Index) dependsOn(i int) []int {
 	seen := map[int]bool{}
 	var out []int
@@ -462,9 +388,13 @@ func (ix *Index) dependsOn(i int) []int {
 		}
 		seen[j] = true
 		out = append(out, j)
-		for _, l := range ix.sectionLinks(j, "depends_on") {
-			if !isTable(&ix.snap.Concepts[l.target]) {
-				walk(l.target)
+		c := &ix.snap.Concepts[j]
+		if c.Rule == nil {
+			return
+		}
+		for _, id := range c.Rule.DependsOn {
+			if d, ok := ix.snap.LookupIn(c.Bundle, id); ok && ix.snap.Concepts[d].Table == nil {
+				walk(d)
 			}
 		}
 	}
@@ -472,110 +402,141 @@ func (ix *Index) dependsOn(i int) []int {
 	return out
 }
 
-// columnsUsed reads a rule's "Columns used" section: table → columns.
+// columnsUsed returns the columns a rule uses: table → lower-case columns.
 func (ix *Index) columnsUsed(i int) map[int]map[string]bool {
 	out := map[int]map[string]bool{}
-	for _, l := range ix.sectionLinks(i, "columns_used") {
-		if !isTable(&ix.snap.Concepts[l.target]) {
+	c := &ix.snap.Concepts[i]
+	if c.Rule == nil {
+		return out
+	}
+	for _, u := range c.Rule.Uses {
+		t, ok := ix.snap.LookupIn(c.Bundle, u.Concept)
+		if !ok || ix.snap.Concepts[t].Table == nil {
 			continue
 		}
-		if out[l.target] == nil {
-			out[l.target] = map[string]bool{}
+		if out[t] == nil {
+			out[t] = map[string]bool{}
 		}
-		_, after, _ := strings.Cut(l.line, "):")
-		for _, m := range backtickRe.FindAllStringSubmatch(after, -1) {
-			out[l.target][strings.ToLower(m[1])] = true
+		for _, col := range u.Columns {
+			out[t][strings.ToLower(col)] = true
 		}
 	}
 	return out
 }
 
-// schemaRows renders the header and the rows of a table's schema section
-// whose first cell names one of cols, plus its key rows.
+// schemaRows renders a table's schema header and the rows of the columns
+// in cols and of its key columns, as okf compile writes them.
 func (ix *Index) schemaRows(t int, cols map[string]bool) string {
-	s := ix.snap
-	c := &s.Concepts[t]
+	c := &ix.snap.Concepts[t]
 	grain := ""
 	if c.Grain != "-" {
 		grain = " (key " + c.Grain + ")"
 	}
 	out := fmt.Sprintf("\n### %s%s\n", tableName(c), grain)
-	sec, ok := c.Section("schema")
-	if !ok {
-		return out
-	}
-	var header []string
+	facts := c.Table
 	var rows []string
-	for _, line := range strings.Split(string(s.Body(c)[sec.Start:sec.End]), "\n") {
-		t := strings.TrimSpace(line)
-		if !strings.HasPrefix(t, "|") {
-			continue
-		}
-		if len(header) < 2 {
-			header = append(header, t)
-			continue
-		}
-		cells := strings.Split(strings.Trim(t, "|"), "|")
-		name := strings.ToLower(strings.Trim(strings.TrimSpace(cells[0]), "`"))
-		key := len(cells) > 2 && strings.Contains(cells[2], "primary key")
-		if cols[name] || key {
-			rows = append(rows, t)
+	for _, col := range facts.Columns {
+		key := containsFold(facts.PrimaryKey, col.Name)
+		if cols[strings.ToLower(col.Name)] || key {
+			rows = append(rows, ix.schemaRow(c, col, key))
 		}
 	}
 	if len(rows) == 0 {
 		return out
 	}
-	return out + strings.Join(header, "\n") + "\n" + strings.Join(rows, "\n") + "\n"
+	return out + "| Column | Type | Key | Meaning |\n|---|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
 }
 
-// join is one foreign key: from.fromCol references to.toCol, or the
-// other way round when reversed (an edge walked against its direction).
-type join struct {
-	from, to       int
-	fromCol, toCol string
-	reversed       bool
-}
-
-// joinText renders the key as "referencing.column = referenced.column".
-func (ix *Index) joinText(j join) string {
-	a := tableName(&ix.snap.Concepts[j.from]) + "." + j.fromCol
-	b := tableName(&ix.snap.Concepts[j.to]) + "." + j.toCol
-	if j.reversed {
-		a, b = b, a
+// schemaRow renders a column's row: its name, type (with "not null" when
+// it is not a key column), key and meaning.
+func (ix *Index) schemaRow(c *readmodel.Concept, col readmodel.Column, key bool) string {
+	typ := ix.snap.Text(c, col.Type)
+	if col.NotNull && !key {
+		typ += ", not null"
 	}
-	return a + " = " + b
+	var keys []string
+	if key {
+		keys = append(keys, "primary key")
+	}
+	for _, fk := range c.Table.ForeignKeys {
+		for i, fc := range fk.Columns {
+			if strings.EqualFold(fc, col.Name) {
+				keys = append(keys, "references "+fk.Table+"."+fk.RefColumns[i])
+			}
+		}
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s |", code(col.Name), cell(typ), cell(strings.Join(keys, ", ")), cell(ix.snap.Text(c, col.Meaning)))
 }
 
-var joinLineRe = regexp.MustCompile("`([^`]+)` references `([^`]+)` in \\[[^\\]]*\\]\\(([^)]+)\\)")
+// code wraps a name in a code span that survives backticks in the name.
+func code(s string) string {
+	if !strings.Contains(s, "`") {
+		return "`" + s + "`"
+	}
+	return "`` " + s + " ``"
+}
 
-// joins returns the foreign keys of a table's "Joins" section, read for
-// every concept on the first call, since a context pack walks them all.
+// cell escapes the pipes of a table cell.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func containsFold(xs []string, x string) bool {
+	for _, y := range xs {
+		if strings.EqualFold(y, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// join is one foreign key: from.fromCols reference to.toCols, or the other
+// way round when reversed (an edge walked against its direction). Columns
+// are lower case.
+type join struct {
+	from, to         int
+	fromCols, toCols []string
+	reversed         bool
+}
+
+// joinText renders the key as "referencing.column = referenced.column",
+// one equation a column pair, joined by AND.
+func (ix *Index) joinText(j join) string {
+	from, to := tableName(&ix.snap.Concepts[j.from]), tableName(&ix.snap.Concepts[j.to])
+	eqs := make([]string, len(j.fromCols))
+	for k := range j.fromCols {
+		a, b := from+"."+j.fromCols[k], to+"."+j.toCols[k]
+		if j.reversed {
+			a, b = b, a
+		}
+		eqs[k] = a + " = " + b
+	}
+	return strings.Join(eqs, " AND ")
+}
+
+// joins returns the foreign keys of a table that reach a concept of its
+// bundle, resolved for every concept on the first call, since a context
+// pack walks them all.
 func (ix *Index) joins(t int) []join {
 	ix.fkOnce.Do(func() {
 		ix.fk = make([][]join, len(ix.snap.Concepts))
-		for i := range ix.fk {
-			ix.fk[i] = ix.readJoins(i)
+		for i := range ix.snap.Concepts {
+			c := &ix.snap.Concepts[i]
+			if c.Table == nil {
+				continue
+			}
+			for _, fk := range c.Table.ForeignKeys {
+				if to, ok := ix.snap.LookupIn(c.Bundle, fk.Concept); ok {
+					ix.fk[i] = append(ix.fk[i], join{from: i, to: to, fromCols: lower(fk.Columns), toCols: lower(fk.RefColumns)})
+				}
+			}
 		}
 	})
 	return ix.fk[t]
 }
 
-// readJoins reads the foreign keys of a table's "Joins" section.
-func (ix *Index) readJoins(t int) []join {
-	c := &ix.snap.Concepts[t]
-	sec, ok := c.Section("joins")
-	if !ok {
-		return nil
-	}
-	var out []join
-	for _, line := range strings.Split(string(ix.snap.Body(c)[sec.Start:sec.End]), "\n") {
-		m := joinLineRe.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		if to, ok := ix.resolve(c, m[3]); ok {
-			out = append(out, join{from: t, to: to, fromCol: strings.ToLower(m[1]), toCol: strings.ToLower(m[2])})
-		}
+func lower(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strings.ToLower(n)
 	}
 	return out
 }
@@ -596,7 +557,7 @@ func (ix *Index) joinPath(tables []int) []join {
 		}
 		for _, j := range ix.joins(i) {
 			adj[j.from] = append(adj[j.from], j)
-			adj[j.to] = append(adj[j.to], join{from: j.to, to: j.from, fromCol: j.toCol, toCol: j.fromCol, reversed: true})
+			adj[j.to] = append(adj[j.to], join{from: j.to, to: j.from, fromCols: j.toCols, toCols: j.fromCols, reversed: true})
 		}
 	}
 	connected := map[int]bool{tables[0]: true}

@@ -3,7 +3,9 @@
 // then a capped one-hop expansion over the link graph. Results are manifest
 // rows with a position hint, never bodies, so an agent narrows with search
 // and then reads only the sections it chose. The package also builds context
-// packs: the rules, columns and joins a question needs, under a token budget.
+// packs: the rules, columns and joins a question needs, under a token budget,
+// from the facts the snapshot carries (readmodel.TableFacts and RuleFacts),
+// never from the markdown.
 package search
 
 import (
@@ -53,7 +55,7 @@ type Index struct {
 	scratch  sync.Pool // *scratch, reused across searches
 
 	fkOnce sync.Once
-	fk     [][]join // the foreign keys of each concept, read on first use
+	fk     [][]join // the foreign keys of each concept, resolved on first use
 
 	titleOnce  sync.Once
 	titleWords [][2][]string // each rule's title words, full and abbreviated, read on first use
@@ -288,14 +290,14 @@ const DefaultK = 8
 
 // Hit is one result: a concept, reached directly or through links.
 type Hit struct {
-	Concept *readmodel.Concept
+	Concept *readmodel.Concept `json:"concept"`
 	// Score is the BM25 score of a direct hit, 0 for an expanded one.
-	Score float64
+	Score float64 `json:"score"`
 	// Pos is the body offset where the query's terms cluster densest, or -1
 	// when only the concept's names or cells matched (and for expanded rows).
-	Pos int
+	Pos int `json:"pos"`
 	// Via counts the direct hits that link to an expanded concept.
-	Via int
+	Via int `json:"via"`
 }
 
 // Expanded reports whether the hit came from the link expansion.

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -181,5 +182,20 @@ func TestQuestionAboutSomethingElseFindsNothing(t *testing.T) {
 	}
 	if with[0].Score >= without[0].Score+1 {
 		t.Errorf("framing words weigh too much: %.2f against %.2f", with[0].Score, without[0].Score)
+	}
+}
+
+func TestHitJSONIsSnakeCase(t *testing.T) {
+	hits := Build(snap(t, shop)).Search("churned customer", Options{K: 1, NoExpand: true})
+	js, err := json.Marshal(hits[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]json.RawMessage
+	json.Unmarshal(js, &keys)
+	for _, k := range []string{"concept", "score", "pos", "via"} {
+		if keys[k] == nil {
+			t.Errorf("hit JSON lacks %q: %s", k, js)
+		}
 	}
 }

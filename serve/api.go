@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/store"
 )
@@ -63,11 +64,11 @@ func (s *Server) writeError(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusPreconditionFailed, map[string]any{"error": pe.Error(), "current": current})
 	case errors.As(err, &me):
 		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over %d bytes", me.Limit))
-	case isBadRequest(err), errors.Is(err, store.ErrInvalid):
+	case engine.IsBadRequest(err), errors.Is(err, store.ErrInvalid):
 		writeJSONError(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, ErrNoTenant):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrNoTenant):
 		writeJSONError(w, http.StatusNotFound, err.Error())
-	case errors.Is(err, ErrReadOnly):
+	case errors.Is(err, engine.ErrReadOnly):
 		writeJSONError(w, http.StatusConflict, err.Error())
 	default:
 		fmt.Fprintf(s.opts.Log, "okf serve: %v\n", err)
@@ -108,7 +109,7 @@ func intParam(q url.Values, name string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, badRequest("%s=%q is not a whole number", name, v)
+		return 0, engine.BadRequest("%s=%q is not a whole number", name, v)
 	}
 	return n, nil
 }
@@ -119,7 +120,7 @@ func (s *Server) apiManifest(w http.ResponseWriter, r *http.Request, tenant stri
 		return err
 	}
 	now := s.now()
-	m, err := manifest(v, r.URL.Query().Get("bundle"), now)
+	m, err := engine.Manifest(v, r.URL.Query().Get("bundle"), now)
 	if err != nil {
 		return err
 	}
@@ -156,12 +157,12 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request, tenant string
 	if err != nil {
 		return err
 	}
-	req := searchRequest{Query: q.Get("q"), K: k, Bundle: q.Get("bundle"), NoExpand: q.Get("expand") == "false"}
+	req := engine.SearchRequest{Query: q.Get("q"), K: k, Bundle: q.Get("bundle"), NoExpand: q.Get("expand") == "false"}
 	v, err := s.lib.View(r.Context(), tenant)
 	if err != nil {
 		return err
 	}
-	hits, err := runSearch(v, req)
+	hits, err := engine.Search(v, req)
 	if err != nil {
 		return err
 	}
@@ -169,23 +170,13 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request, tenant string
 	if notModified(w, r, v.ETag(now)) {
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"digest": v.Snap.Digest, "hits": v.Index.Results(hits, now)})
+	writeJSON(w, http.StatusOK, engine.NewSearchAnswer(v, hits, now))
 	return nil
-}
-
-type sliceJSON struct {
-	Ref     string `json:"ref"`
-	Section string `json:"section,omitempty"`
-	Text    string `json:"text"`
-	Start   int    `json:"start"`
-	End     int    `json:"end"`
-	Total   int    `json:"total"`
-	Matches []int  `json:"matches,omitempty"`
 }
 
 func (s *Server) apiGet(w http.ResponseWriter, r *http.Request, tenant string) error {
 	q := r.URL.Query()
-	req := getRequest{IDs: q["id"], Section: q.Get("section"), Find: q.Get("find")}
+	req := engine.GetRequest{IDs: q["id"], Section: q.Get("section"), Find: q.Get("find")}
 	var err error
 	if req.Offset, err = intParam(q, "offset"); err != nil {
 		return err
@@ -197,27 +188,15 @@ func (s *Server) apiGet(w http.ResponseWriter, r *http.Request, tenant string) e
 	if err != nil {
 		return err
 	}
-	g, err := runGet(v, req)
+	g, err := engine.Get(v, req)
 	if err != nil {
 		return err
 	}
 	if notModified(w, r, v.ETag(s.now())) {
 		return nil
 	}
-	slices := make([]sliceJSON, len(g.Slices))
-	for i, sl := range g.Slices {
-		slices[i] = sliceJSON{sl.Ref, sl.Section, sl.Text, sl.Start, sl.End, sl.Total, sl.Matches}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"digest": v.Snap.Digest, "slices": slices,
-		"missing": nonNil(g.Missing), "errors": nonNil(g.Problems)})
+	writeJSON(w, http.StatusOK, engine.NewGetAnswer(v, g))
 	return nil
-}
-
-func nonNil[T any](xs []T) []T {
-	if xs == nil {
-		return []T{}
-	}
-	return xs
 }
 
 func (s *Server) apiContext(w http.ResponseWriter, r *http.Request, tenant string) error {
@@ -230,15 +209,14 @@ func (s *Server) apiContext(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return err
 	}
-	p, err := runContext(v, q.Get("q"), budget)
+	p, err := engine.Context(v, engine.ContextRequest{Question: q.Get("q"), Budget: budget})
 	if err != nil {
 		return err
 	}
 	if notModified(w, r, v.ETag(s.now())) {
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"digest": v.Snap.Digest, "text": p.Text, "tokens": p.Tokens,
-		"rules": nonNil(p.Rules), "tables": nonNil(p.Tables), "candidates": nonNil(p.Candidates)})
+	writeJSON(w, http.StatusOK, engine.NewContextAnswer(v, p))
 	return nil
 }
 
@@ -271,7 +249,7 @@ func (s *Server) apiSQL(w http.ResponseWriter, r *http.Request, tenant string) e
 		if errors.As(err, &me) {
 			return err
 		}
-		return badRequest("the body must be JSON {\"database\": …, \"sql\": …}: %v", err)
+		return engine.BadRequest("the body must be JSON {\"database\": …, \"sql\": …}: %v", err)
 	}
 	g := grantFrom(r.Context())
 	res, shown, err := s.dbs.Query(r.Context(), tenant, "okf serve "+tenant+"/"+g.Name, in.Database, in.SQL)
@@ -345,11 +323,11 @@ func (s *Server) precondition(r *http.Request, tenant, bundle, path string) (ifM
 	im, inm := strings.TrimSpace(r.Header.Get("If-Match")), strings.TrimSpace(r.Header.Get("If-None-Match"))
 	switch {
 	case im != "" && inm != "":
-		return "", badRequest("give If-Match or If-None-Match, not both")
+		return "", engine.BadRequest("give If-Match or If-None-Match, not both")
 	case inm == "*" && r.Method == http.MethodPut:
 		return "", nil
 	case inm != "":
-		return "", badRequest("a write takes If-None-Match: * only (to create a document)")
+		return "", engine.BadRequest("a write takes If-None-Match: * only (to create a document)")
 	case im == "":
 		return "", &httpError{http.StatusPreconditionRequired, "send If-Match with the document's hash (its ETag from GET), If-Match: * to replace whatever is there, or If-None-Match: * to create it"}
 	case im == "*":
@@ -364,7 +342,7 @@ func (s *Server) precondition(r *http.Request, tenant, bundle, path string) (ifM
 	}
 	hash := strings.Trim(im, `"`)
 	if b, err := hex.DecodeString(hash); err != nil || len(b) != 32 || strings.HasPrefix(im, "W/") {
-		return "", badRequest("If-Match %s is not a document hash: want the quoted 64 hex digits of its ETag", im)
+		return "", engine.BadRequest("If-Match %s is not a document hash: want the quoted 64 hex digits of its ETag", im)
 	}
 	return hash, nil
 }
@@ -373,7 +351,7 @@ func (s *Server) precondition(r *http.Request, tenant, bundle, path string) (ifM
 // document it addresses and the hash it must replace.
 func (s *Server) writeTarget(r *http.Request, tenant string) (bundle, path, ifMatch string, err error) {
 	if !s.lib.Writable() {
-		return "", "", "", ErrReadOnly
+		return "", "", "", engine.ErrReadOnly
 	}
 	if bundle, path, err = docAddress(r); err != nil {
 		return "", "", "", err
@@ -408,7 +386,7 @@ func (s *Server) apiPut(w http.ResponseWriter, r *http.Request, tenant string) e
 
 // diagnostics are the compiler's notes on one document, when this process
 // compiled the view.
-func diagnostics(v *View, bundle, path string) []string {
+func diagnostics(v *engine.View, bundle, path string) []string {
 	out := []string{}
 	for _, d := range v.Diagnostics {
 		if d.Bundle == bundle && d.Path == path {

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/okf-tools/okf/engine"
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 	"github.com/okf-tools/okf/internal/pgtest"
+	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/search"
 	"github.com/okf-tools/okf/store"
 	_ "github.com/okf-tools/okf/store/postgres"
@@ -73,9 +76,9 @@ func TestAPIReads(t *testing.T) {
 	mustContain(t, "bad k", body, `k=\"lots\" is not a whole number`)
 
 	var got struct {
-		Slices  []sliceJSON
+		Slices  []readmodel.Slice
 		Missing []string
-		Errors  []problem
+		Errors  []engine.Problem
 	}
 	resp, body = f.request(t, "GET", "/v1/acme/get?id=tables/orders&id=nope&section=schema", tokAcmeRead, nil, nil)
 	wantStatus(t, resp, body, http.StatusOK)
@@ -212,7 +215,7 @@ func TestAPIWrites(t *testing.T) {
 // TestFolderIsReadOnly checks that a server reading a folder refuses
 // writes with 409.
 func TestFolderIsReadOnly(t *testing.T) {
-	lib, _ := NewFolderLibrary("acme", nil)
+	lib, _ := engine.NewFolderLibrary("acme", nil)
 	g, err := NewGrant("w", "acme", true, tokAcmeWrite)
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +252,7 @@ func TestSharedPostgresStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := New(Options{Library: NewStoreLibrary(st), Grants: []Grant{g}})
+		srv, err := New(Options{Library: engine.NewStoreLibrary(st), Grants: []Grant{g}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/okf-tools/okf/internal/atomicfile"
 	"github.com/okf-tools/okf/store"
 )
 
@@ -123,19 +124,7 @@ func MintToken(path, name, tenant string, write bool) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("writing tokens: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tokens-*.json")
-	if err != nil {
-		return "", fmt.Errorf("writing tokens: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("writing tokens: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("writing tokens: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.WriteFile(path, append(data, '\n'), 0o600); err != nil {
 		return "", fmt.Errorf("writing tokens: %w", err)
 	}
 	return token, nil

@@ -1,8 +1,9 @@
-// Package serve gives any agent the knowledge and the SQL guard: an MCP
-// server (over stdio for okf mcp, over streamable HTTP for okf serve) with
-// the tools manifest, search, get, context, list_databases and run_sql, and
-// a JSON HTTP API for the same reads and for writes to the store with
-// preconditions, so an editor or a pipeline can change knowledge safely.
+// Package serve is the transport of okf mcp and okf serve: it puts the
+// engine's tools (package engine) on an MCP server, over stdio or over
+// streamable HTTP, and the engine's reads on a JSON HTTP API, with writes to
+// the store under preconditions so an editor or a pipeline can change
+// knowledge safely. What a tool does and says is the engine's; serve adds
+// authentication, tenants, limits and HTTP.
 //
 // Every request reads one tenant's view: the snapshot of its latest commit
 // (or of a watched folder) with that snapshot's search index. A write, or a

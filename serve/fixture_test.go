@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/internal/pgtest"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/store"
@@ -127,7 +129,7 @@ type fixtureOptions struct {
 	rate     float64
 	burst    int
 	maxBytes int64
-	extraDBs []Database
+	extraDBs []engine.Database
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -136,7 +138,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	st := seedStore(t, dir)
 	f := &fixture{st: st, acmeDB: shopDB(t, dir)}
 	vault := sqliteDB(t, dir, "vault.sqlite", `CREATE TABLE vault (code text); INSERT INTO vault VALUES ('zanzibar-42');`)
-	dbs := NewDatabases(append([]Database{
+	dbs := engine.NewDatabases(append([]engine.Database{
 		{Name: "shop", Tenant: "acme", DSN: "sqlite:" + f.acmeDB, Bundle: "sales", Guard: sqlguard.Options{DeniedColumns: []string{"orders.secret_note"}, Timeout: 2 * time.Second}},
 		{Name: "vault", Tenant: "globex", DSN: "sqlite:" + vault},
 	}, o.extraDBs...), nil, io.Discard)
@@ -160,7 +162,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	}
 	var err error
 	f.srv, err = New(Options{
-		Library: NewStoreLibrary(st), Databases: dbs, Grants: grants,
+		Library: engine.NewStoreLibrary(st), Databases: dbs, Grants: grants,
 		RateLimit: o.rate, Burst: o.burst, MaxRequestBytes: o.maxBytes,
 		Now: func() time.Time { return testNow }, Version: "test",
 	})
@@ -333,4 +335,14 @@ func newLoopbackServer(t *testing.T, s *Server) *httptest.Server {
 	h := httptest.NewServer(s.Handler())
 	t.Cleanup(h.Close)
 	return h
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

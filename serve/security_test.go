@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/internal/sqlshapes"
 	"github.com/okf-tools/okf/sqlguard"
 )
@@ -74,7 +75,7 @@ func TestTenantIsolation(t *testing.T) {
 	out, _ = call(t, acme, "list_databases", nil)
 	mustNotContain(t, "acme's databases", out, "vault")
 	out, isErr := call(t, acme, "run_sql", map[string]any{"database": "vault", "sql": "SELECT code FROM vault"})
-	if !isErr || out != `no database "vault": this tenant's databases are shop` {
+	if !isErr || out != `Error: no database "vault": this tenant's databases are shop` {
 		t.Errorf("acme's run_sql on vault: %v %q", isErr, out)
 	}
 
@@ -245,7 +246,7 @@ func TestAttacksOverMCPSQLite(t *testing.T) {
 // database of acme's, queried as a role prepared by the guard.
 func TestAttacksOverMCPPostgres(t *testing.T) {
 	admin, agent := pgDatabase(t)
-	f := newFixture(t, fixtureOptions{extraDBs: []Database{{Name: "pgshop", Tenant: "acme", DSN: agent,
+	f := newFixture(t, fixtureOptions{extraDBs: []engine.Database{{Name: "pgshop", Tenant: "acme", DSN: agent,
 		Guard: sqlguard.Options{DeniedColumns: []string{"orders.secret_note"}, Timeout: time.Second}}}})
 	ctx := context.Background()
 	runAttacks(t, f, "pgshop", func() string {
@@ -288,7 +289,7 @@ func TestCheckAddr(t *testing.T) {
 // guard accepts and at 1 MB, over MCP and the JSON API, each answered with
 // an error or a result while the server goes on serving.
 func TestHugeQueries(t *testing.T) {
-	f := newFixture(t, fixtureOptions{maxBytes: 4 << 20, extraDBs: []Database{{Name: "big", Tenant: "acme", DSN: "sqlite:" + shopDB(t, t.TempDir()),
+	f := newFixture(t, fixtureOptions{maxBytes: 4 << 20, extraDBs: []engine.Database{{Name: "big", Tenant: "acme", DSN: "sqlite:" + shopDB(t, t.TempDir()),
 		Guard: sqlguard.Options{MaxSQLBytes: sqlguard.MaxSQLBytesLimit}}}})
 	cs := f.mcpSession(t, tokAcmeRead)
 	for _, s := range sqlshapes.Shapes {

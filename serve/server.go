@@ -15,12 +15,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
+
+	"github.com/okf-tools/okf/engine"
 )
 
 // Options configure a Server.
 type Options struct {
-	Library   *Library
-	Databases *Databases // nil: no databases
+	Library   *engine.Library
+	Databases *engine.Databases // nil: no databases
 	// Grants are the bearer tokens the HTTP handler accepts; stdio needs
 	// none.
 	Grants []Grant
@@ -51,8 +53,8 @@ const (
 // HTTP API. It is safe for concurrent use.
 type Server struct {
 	opts Options
-	lib  *Library
-	dbs  *Databases
+	lib  *engine.Library
+	dbs  *engine.Databases
 
 	byHash map[[sha256.Size]byte]*grantState
 
@@ -68,7 +70,7 @@ type grantState struct {
 
 type tenantMCP struct {
 	srv   *mcp.Server
-	strat Strategy
+	strat engine.Strategy
 }
 
 // New makes a server. Grant names must be unique: they name the caller
@@ -125,7 +127,7 @@ func (s *Server) Tenants() []string {
 
 // MCPServer returns the MCP server of a tenant, built (and its manifest
 // measured for the strategy sentence) on first use.
-func (s *Server) MCPServer(ctx context.Context, tenant string) (*mcp.Server, Strategy, error) {
+func (s *Server) MCPServer(ctx context.Context, tenant string) (*mcp.Server, engine.Strategy, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t := s.mcps[tenant]; t != nil {
@@ -133,7 +135,7 @@ func (s *Server) MCPServer(ctx context.Context, tenant string) (*mcp.Server, Str
 	}
 	srv, strat, err := s.newMCPServer(ctx, tenant)
 	if err != nil {
-		return nil, Strategy{}, err
+		return nil, engine.Strategy{}, err
 	}
 	s.mcps[tenant] = &tenantMCP{srv: srv, strat: strat}
 	return srv, strat, nil

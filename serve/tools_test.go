@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/internal/tokens"
-	"github.com/okf-tools/okf/readmodel"
 )
 
 func pgExec(ctx context.Context, dsn, sql string) error {
@@ -63,7 +63,7 @@ func TestTools(t *testing.T) {
 
 	out, _ = call(t, cs, "search", map[string]any{"query": "active customer", "k": 1})
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if lines[0] != strings.TrimSuffix(searchHeader, "\n") || !strings.HasPrefix(lines[1], "knowledge/active-customer\tsales\t") {
+	if lines[0] != strings.TrimSuffix(engine.SearchHeader, "\n") || !strings.HasPrefix(lines[1], "knowledge/active-customer\tsales\t") {
 		t.Errorf("search:\n%s", out)
 	}
 	if cells := strings.Split(lines[1], "\t"); len(cells) != 8 || cells[7] == "-" {
@@ -80,7 +80,7 @@ func TestTools(t *testing.T) {
 
 	out, _ = call(t, cs, "get", map[string]any{"ids": []string{"notes/long"}})
 	total := len(longBody) + 1 // the body keeps the blank line after the frontmatter
-	mustContain(t, "capped get", out, fmt.Sprintf("@@ sales/notes/long [0..%d of %d]", MaxReadBytes, total))
+	mustContain(t, "capped get", out, fmt.Sprintf("@@ sales/notes/long [0..%d of %d]", engine.MaxReadBytes, total))
 	out, _ = call(t, cs, "get", map[string]any{"ids": []string{"notes/long"}, "find": "needle phrase"})
 	mustContain(t, "get with find", out, "matches at ", "The needle phrase sits here.")
 	out, _ = call(t, cs, "get", map[string]any{"ids": []string{"tables/orders"}, "section": "nope"})
@@ -98,7 +98,7 @@ func TestTools(t *testing.T) {
 	}
 
 	out, isErr = call(t, cs, "run_sql", map[string]any{"database": "shop", "sql": "SELECT custref, sum(grossamt) AS total FROM orders WHERE custref < 100 GROUP BY custref ORDER BY custref"})
-	if isErr || out != "custref | total\n10 | 162.5\n11 | 80\n(2 rows)" {
+	if isErr || out != engine.FrameRows("custref | total\n10 | 162.5\n11 | 80\n(2 rows)") {
 		t.Errorf("run_sql (error %v):\n%s", isErr, out)
 	}
 	out, isErr = call(t, cs, "run_sql", map[string]any{"database": "shop", "sql": "DELETE FROM orders"})
@@ -123,7 +123,8 @@ func TestTools(t *testing.T) {
 	}{
 		{"search", map[string]any{"query": "x", "k": 500}, "k is 500: give 1 to 50"},
 		{"search", map[string]any{"query": " "}, "the query is empty"},
-		{"get", map[string]any{"ids": []string{}}, "minItems"},
+		{"get", map[string]any{"ids": []string{}}, "give at least one id"},
+		{"get", map[string]any{"id": "a"}, `unknown field "id"`},
 		{"get", map[string]any{"ids": []string{"a"}, "offset": -1}, "offset and limit must not be negative"},
 		{"context", map[string]any{"question": "x", "budget": 1 << 20}, "budget is 1048576 tokens"},
 		{"search", map[string]any{}, "query"},
@@ -159,29 +160,5 @@ func TestDefinitionTokens(t *testing.T) {
 	data, _ := json.Marshal(res.Tools)
 	if got := tokens.Count(string(data)); got != n {
 		t.Errorf("over HTTP the definitions cost %d tokens, in memory %d", got, n)
-	}
-}
-
-// TestStrategy checks the sentence that tells an agent whether to read
-// the manifest whole or search first, on a small and a large tenant.
-func TestStrategy(t *testing.T) {
-	small, _ := readmodel.Build("t", []readmodel.Doc{{Bundle: "b", Path: "a.md", Content: []byte("---\ntype: Note\ndescription: Alpha.\n---\nbody\n")}})
-	s := Measure(newView("t", small, 0, nil), testNow)
-	if s.SearchFirst || s.Concepts != 1 || !strings.Contains(s.Sentence(), "read it whole once") {
-		t.Errorf("small tenant: %+v %q", s, s.Sentence())
-	}
-	var docs []readmodel.Doc
-	for i := range 400 {
-		docs = append(docs, readmodel.Doc{Bundle: "b", Path: fmt.Sprintf("c%03d.md", i),
-			Content: fmt.Appendf(nil, "---\ntype: Table\ndescription: Table number %d of the warehouse, with a summary long enough to cost tokens.\n---\nbody\n", i)})
-	}
-	large, _ := readmodel.Build("t", docs)
-	s = Measure(newView("t", large, 0, nil), testNow)
-	if !s.SearchFirst || s.ManifestTokens <= SearchFirstRatio*s.SearchTokens || !strings.Contains(s.Sentence(), "search first") {
-		t.Errorf("large tenant: %+v %q", s, s.Sentence())
-	}
-	empty, _ := readmodel.Build("t", nil)
-	if s := Measure(newView("t", empty, 0, nil), testNow); s.SearchFirst || s.Sentence() != "This knowledge base is empty for now." {
-		t.Errorf("empty tenant: %+v", s)
 	}
 }

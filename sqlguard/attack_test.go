@@ -3,7 +3,6 @@ package sqlguard
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,10 +19,11 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/okf-tools/okf/internal/golden"
 	"github.com/okf-tools/okf/internal/pgtest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+var update = golden.Update
 
 // The attack fixture adds to the fixture a sequence, an index on the
 // hidden column, a view that shows it and (on PostgreSQL) dblink, and

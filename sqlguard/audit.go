@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 )
@@ -11,13 +12,41 @@ import (
 // AuditLog writes one JSON line per statement the guard sees. It is safe
 // for concurrent use; a nil *AuditLog records nothing.
 type AuditLog struct {
-	mu  sync.Mutex
-	w   io.Writer
-	err error
+	mu     sync.Mutex
+	w      io.Writer
+	file   *os.File // the file w is, when the log opened it
+	err    error
+	report func(error)
 }
 
 // NewAuditLog writes entries to w.
 func NewAuditLog(w io.Writer) *AuditLog { return &AuditLog{w: w} }
+
+// OpenAuditLog opens the audit log file at path for appending, created
+// with mode 0600 if missing. An empty path opens none: a nil log, which
+// records nothing. Every command and server opens its audit log here.
+func OpenAuditLog(path string) (*AuditLog, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit log: %w", err)
+	}
+	return &AuditLog{w: f, file: f}, nil
+}
+
+// OnError makes the log call report with its first write error as soon as
+// it happens, so that a server, which keeps serving, says so at once
+// rather than never.
+func (a *AuditLog) OnError(report func(error)) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.report = report
+}
 
 // AuditEntry is one line of the audit log.
 type AuditEntry struct {
@@ -56,21 +85,45 @@ func (a *AuditLog) record(e AuditEntry) {
 	}
 	line, err := json.Marshal(e) // invalid UTF-8 in SQL becomes U+FFFD
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if err == nil {
 		_, err = a.w.Write(append(line, '\n'))
 	}
-	if err != nil && a.err == nil {
+	first := err != nil && a.err == nil
+	if first {
 		a.err = fmt.Errorf("writing the audit log: %w", err)
+	}
+	err, report := a.err, a.report
+	a.mu.Unlock()
+	// Outside the lock: a report may be slow, and statements go on.
+	if first && report != nil {
+		report(err)
 	}
 }
 
-// Err returns the first error met while writing, if any.
+// Err returns the first error met while writing, if any. An error from a
+// file the log opened names the file.
 func (a *AuditLog) Err() error {
 	if a == nil {
 		return nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.err
+}
+
+// Close closes the file the log opened, if any, and returns the first
+// error met writing or closing it.
+func (a *AuditLog) Close() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.file != nil {
+		if err := a.file.Close(); err != nil && a.err == nil {
+			a.err = fmt.Errorf("closing the audit log: %w", err)
+		}
+		a.file = nil
+	}
 	return a.err
 }

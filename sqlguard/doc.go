@@ -20,8 +20,9 @@
 //     of the compiled program (sqlite_program.go) and an interrupt at the
 //     deadline.
 //
-// A DB pairs the validator with one Engine (PostgreSQL or SQLite) and writes
-// every statement it sees to an audit log. Results come back as typed rows
+// A DB pairs the validator with one Engine (PostgreSQL or SQLite), chosen by
+// the DSN as package dsn reads it, and writes every statement it sees to an
+// audit log, which every command and server opens with OpenAuditLog. Results come back as typed rows
 // within byte bounds and as compact text for a model; errors carry the
 // layer that stopped the query, the database's message, position and hint.
 // docs/security.md describes each layer and the attack suite that tests

@@ -1,4 +1,4 @@
-package sqlguard
+package sqlguard_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/okf-tools/okf/compile/livesqlbench"
@@ -14,7 +15,11 @@ import (
 	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/internal/pgtest"
 	"github.com/okf-tools/okf/internal/shareddata"
+	"github.com/okf-tools/okf/sqlguard"
 )
+
+// goldRoleSeq names each database's agent role apart.
+var goldRoleSeq atomic.Int64
 
 // lsbQuestions reads both train files, each question once, sorted by id.
 func lsbQuestions(t *testing.T) []eval.Question {
@@ -43,7 +48,7 @@ func TestGoldLiveSQLBench(t *testing.T) {
 	qs := lsbQuestions(t)
 	cluster := pgtest.Shared(t)
 	ctx := context.Background()
-	dbs := map[string]*DB{}
+	dbs := map[string]*sqlguard.DB{}
 	defer func() {
 		for _, db := range dbs {
 			db.Close()
@@ -62,12 +67,12 @@ func TestGoldLiveSQLBench(t *testing.T) {
 			if _, err := load.Postgres(ctx, admin, model, load.Options{AddMissingKeys: true}); err != nil {
 				t.Fatalf("loading %s: %v", q.Database, err)
 			}
-			role := fmt.Sprintf("okf_agent_%d_%d", os.Getpid(), roleSeq.Add(1))
+			role := fmt.Sprintf("okf_gold_agent_%d_%d", os.Getpid(), goldRoleSeq.Add(1))
 			agent := strings.Replace(admin, "postgres@", role+":agentpw@", 1)
-			if _, err := PreparePostgres(ctx, admin, agent, Options{}); err != nil {
+			if _, err := sqlguard.PreparePostgres(ctx, admin, agent, sqlguard.Options{}); err != nil {
 				t.Fatalf("preparing %s: %v", q.Database, err)
 			}
-			if db, err = Open(ctx, q.Database, agent, Options{}, nil); err != nil {
+			if db, err = sqlguard.Open(ctx, q.Database, agent, sqlguard.Options{}, nil); err != nil {
 				t.Fatal(err)
 			}
 			dbs[q.Database] = db
@@ -83,8 +88,8 @@ func TestGoldLiveSQLBench(t *testing.T) {
 			case err == nil:
 				t.Errorf("%s (%s, statement %d) was not refused:\n%s", q.ID, q.Category, i+1, sql)
 			default:
-				ge, _ := AsError(err)
-				if ge == nil || !ge.Refused && ge.Layer != LayerValidator {
+				ge, _ := sqlguard.AsError(err)
+				if ge == nil || !ge.Refused && ge.Layer != sqlguard.LayerValidator {
 					t.Errorf("%s: failed instead of being refused: %v", q.ID, err)
 				}
 				refused++

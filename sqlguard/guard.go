@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/okf-tools/okf/internal/dsn"
 )
 
 // Layer names one of the independent defences a query passes through.
@@ -216,22 +218,28 @@ type DB struct {
 	audit     *AuditLog
 }
 
-// Open connects to the database named name at dsn: "sqlite:path" (or a path
-// ending in .sqlite, .sqlite3 or .db) for SQLite, else a PostgreSQL URL or
-// keyword/value string. audit may be nil.
-func Open(ctx context.Context, name, dsn string, opts Options, audit *AuditLog) (*DB, error) {
+// Open connects to the database named name at conn, a DSN read by the
+// rules of package dsn: a SQLite file or a PostgreSQL database. audit may
+// be nil.
+func Open(ctx context.Context, name, conn string, opts Options, audit *AuditLog) (*DB, error) {
 	opts = opts.withDefaults()
+	d, err := dsn.Parse(conn)
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", name, err)
+	}
 	var (
 		engine  Engine
 		dialect Dialect
-		err     error
 	)
-	if path, ok := SQLitePath(dsn); ok {
+	switch d.Engine {
+	case dsn.SQLite:
 		dialect = DialectSQLite
-		engine, err = OpenSQLite(path, opts)
-	} else {
+		engine, err = OpenSQLite(d.Path, opts)
+	case dsn.Postgres:
 		dialect = DialectPostgres
-		engine, err = OpenPostgres(ctx, dsn, opts)
+		engine, err = OpenPostgres(ctx, conn, opts)
+	default:
+		err = fmt.Errorf("%q is no DSN (want postgres://…, host=… dbname=…, or sqlite:PATH)", conn)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", name, err)
@@ -242,22 +250,6 @@ func Open(ctx context.Context, name, dsn string, opts Options, audit *AuditLog) 
 		return nil, fmt.Errorf("database %s: %w", name, err)
 	}
 	return &DB{name: name, engine: engine, validator: v, opts: opts, audit: audit}, nil
-}
-
-// SQLitePath reports whether dsn names a SQLite file, and its path.
-func SQLitePath(dsn string) (string, bool) {
-	if p, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
-		return strings.TrimPrefix(p, "//"), true
-	}
-	if strings.Contains(dsn, "://") || strings.Contains(dsn, "=") {
-		return "", false
-	}
-	for _, ext := range []string{".sqlite", ".sqlite3", ".db"} {
-		if strings.HasSuffix(strings.ToLower(dsn), ext) {
-			return dsn, true
-		}
-	}
-	return "", false
 }
 
 // Options returns the options in force, defaults filled in.

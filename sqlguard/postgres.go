@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/okf-tools/okf/internal/dsn"
 )
 
 // Postgres runs queries on a PostgreSQL database through a connection
@@ -124,14 +126,8 @@ func loadPostgresCatalog(ctx context.Context, pool *pgxpool.Pool, schemas []stri
 func (p *Postgres) Catalog() *Catalog { return p.catalog }
 
 // redactDSN keeps a password in the DSN out of an error message.
-func redactDSN(err error, dsn string) error {
-	msg := err.Error()
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		if at := strings.LastIndex(dsn, "@"); at > i {
-			msg = strings.ReplaceAll(msg, dsn[i+3:at], "xxxxx")
-		}
-	}
-	return errors.New(msg)
+func redactDSN(err error, conn string) error {
+	return errors.New(dsn.Redact(err.Error(), conn))
 }
 
 // Close closes every connection of the pool.

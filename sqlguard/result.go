@@ -33,8 +33,10 @@ type Result struct {
 	TotalKnown bool `json:"total_known"`
 	// CutValues counts the values cut to fit the result's byte bounds
 	// (each ends with "…").
-	CutValues int           `json:"cut_values,omitempty"`
-	Elapsed   time.Duration `json:"elapsed_ns"`
+	CutValues int `json:"cut_values,omitempty"`
+	// Elapsed is how long the query took; the audit log has it too. It
+	// stays out of the JSON, which is the same bytes for the same rows.
+	Elapsed time.Duration `json:"-"`
 }
 
 // Truncated reports whether rows were left out.

@@ -2,9 +2,14 @@ package store
 
 import (
 	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/okf-tools/okf"
 )
 
 // MaxPathLen bounds a document path, in bytes.
@@ -85,4 +90,20 @@ func checkPath(p string) error {
 		}
 	}
 	return nil
+}
+
+// ReadFolder reads the documents of a bundle folder by okf.ReadFolder's
+// rules, each path checked by ValidatePath, so that a name the store would
+// refuse is refused naming its file, before anything is written.
+func ReadFolder(dir string) (map[string][]byte, error) {
+	docs, err := okf.ReadFolder(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range slices.Sorted(maps.Keys(docs)) {
+		if err := ValidatePath(p); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, filepath.FromSlash(p)), err)
+		}
+	}
+	return docs, nil
 }

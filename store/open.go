@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
+
+	"github.com/okf-tools/okf/internal/dsn"
 )
 
 // DefaultFile is the name of the embedded store inside the data directory.
@@ -33,15 +34,18 @@ func Register(scheme string, open Backend) {
 	backends[scheme] = open
 }
 
-// Open opens the store a data source name points at:
+// Open opens the store a data source name points at, read by the rules of
+// package dsn:
 //
 //   - "" opens the default SQLite file, DefaultFile in DataDir;
-//   - "sqlite:PATH" or a plain file path opens that SQLite file;
-//   - "postgres://…" or "postgresql://…" opens a PostgreSQL database.
+//   - "sqlite:PATH" opens that SQLite file, and so does a string that is
+//     no DSN by those rules: the store takes it as a file path;
+//   - "postgres://…", "postgresql://…" or a keyword/value string opens a
+//     PostgreSQL database.
 //
 // The backend's package must be imported (store/sqlite, store/postgres).
-func Open(ctx context.Context, dsn string) (Store, error) {
-	scheme, target, err := parseDSN(dsn)
+func Open(ctx context.Context, source string) (Store, error) {
+	scheme, target, err := parseDSN(source)
 	if err != nil {
 		return nil, err
 	}
@@ -49,47 +53,31 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	open := backends[scheme]
 	backendsMu.RUnlock()
 	if open == nil {
-		return nil, fmt.Errorf("store %s: no %s backend linked in (import github.com/okf-tools/okf/store/%s)", redact(dsn), scheme, scheme)
+		return nil, fmt.Errorf("store %s: no %s backend linked in (import github.com/okf-tools/okf/store/%s)", dsn.Redact(source, source), scheme, scheme)
 	}
 	return open(ctx, target)
 }
 
 // parseDSN splits a data source name into the backend scheme and what that
-// backend is given: a file path for sqlite, the whole URL for postgres.
-func parseDSN(dsn string) (scheme, target string, err error) {
-	switch {
-	case dsn == "":
+// backend is given: a file path for sqlite, the DSN whole for postgres.
+func parseDSN(s string) (scheme, target string, err error) {
+	if s == "" {
 		p, err := DefaultPath()
 		if err != nil {
 			return "", "", err
 		}
 		return "sqlite", p, nil
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return "postgres", dsn, nil
-	case strings.HasPrefix(dsn, "sqlite:"):
-		p := strings.TrimPrefix(dsn, "sqlite:")
-		if p == "" {
-			return "", "", Invalidf("store %q: no file path after sqlite:", dsn)
-		}
-		return "sqlite", p, nil
-	case strings.Contains(dsn, "://"):
-		return "", "", Invalidf("store %q: unknown scheme (want a file path, sqlite:PATH, postgres:// or postgresql://)", redact(dsn))
 	}
-	return "sqlite", dsn, nil
-}
-
-// redact hides the password of a URL-shaped DSN in error messages.
-func redact(dsn string) string {
-	at := strings.LastIndex(dsn, "@")
-	scheme := strings.Index(dsn, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return dsn
+	d, err := dsn.Parse(s)
+	switch {
+	case err != nil:
+		return "", "", Invalidf("store %v", err)
+	case d.Engine == dsn.Postgres:
+		return "postgres", s, nil
+	case d.Engine == dsn.SQLite:
+		return "sqlite", d.Path, nil
 	}
-	userinfo := dsn[scheme+3 : at]
-	if user, _, ok := strings.Cut(userinfo, ":"); ok {
-		return dsn[:scheme+3] + user + ":xxxxx" + dsn[at:]
-	}
-	return dsn
+	return "sqlite", s, nil
 }
 
 // DataDir returns the directory okf keeps its data in: $OKF_DATA, else

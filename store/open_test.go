@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,9 @@ func TestParseDSN(t *testing.T) {
 		{"sqlite:/abs/x.db", "sqlite", "/abs/x.db"},
 		{"postgres://u:p@h/db", "postgres", "postgres://u:p@h/db"},
 		{"postgresql://h/db?sslmode=disable", "postgres", "postgresql://h/db?sslmode=disable"},
+		// Read by package dsn's rules, as every other command reads a DSN.
+		{"host=db dbname=okf", "postgres", "host=db dbname=okf"},
+		{"sqlite://rel/x.db", "sqlite", "rel/x.db"},
 	}
 	for _, c := range cases {
 		scheme, target, err := parseDSN(c.dsn)
@@ -87,5 +91,17 @@ func TestPreconditionError(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "current hash is bb") {
 		t.Errorf("message does not carry the current hash: %v", err)
+	}
+}
+
+// TestOpenHidesPasswords: a keyword/value DSN is PostgreSQL, not a SQLite
+// file of that name, and the error (no postgres backend is linked into
+// this test) does not show the password.
+func TestOpenHidesPasswords(t *testing.T) {
+	for _, s := range []string{"host=db password=secret dbname=okf", "postgres://u:secret@h/db"} {
+		_, err := Open(context.Background(), s)
+		if err == nil || strings.Contains(err.Error(), "secret") {
+			t.Errorf("Open(%q): %v, want an error without the password", s, err)
+		}
 	}
 }

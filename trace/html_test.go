@@ -2,17 +2,13 @@ package trace_test
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/okf-tools/okf/internal/golden"
 	"github.com/okf-tools/okf/llm"
 	"github.com/okf-tools/okf/trace"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // The viewer's data block is the golden file byte for byte, the page
 // carries it unchanged, and recorded text cannot break out of it.
@@ -35,19 +31,7 @@ func TestViewerGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "viewer.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("viewer data differs from %s (rerun with -update and read the diff)", golden)
-	}
+	golden.Check(t, "viewer.json", got)
 	var page bytes.Buffer
 	if err := trace.WriteHTML(&page, "okf runs", []*trace.Record{r, other}); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/bird"
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 	"github.com/okf-tools/okf/internal/shareddata"
 )
 

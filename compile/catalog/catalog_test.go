@@ -14,6 +14,7 @@ import (
 	"github.com/okf-tools/okf/compile/catalog"
 	"github.com/okf-tools/okf/compile/livesqlbench"
 	"github.com/okf-tools/okf/compile/load"
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 	"github.com/okf-tools/okf/internal/pgtest"
 	"github.com/okf-tools/okf/internal/shareddata"
 )

@@ -3,7 +3,6 @@ package livesqlbench_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,9 +11,10 @@ import (
 	"time"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+var update = golden.Update
 
 // TestGoldenShop compiles the small crafted database in testdata/shop and
 // checks the bundle and gap report byte for byte against testdata/golden.

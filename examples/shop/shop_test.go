@@ -10,6 +10,7 @@ import (
 
 	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/examples/shop"
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 	"github.com/okf-tools/okf/sqlguard"
 )
 

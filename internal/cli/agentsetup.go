@@ -8,17 +8,20 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/agent"
 	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/engine"
+	"github.com/okf-tools/okf/internal/dsn"
 	"github.com/okf-tools/okf/llm"
 	"github.com/okf-tools/okf/readmodel"
-	"github.com/okf-tools/okf/search"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/trace"
 )
@@ -47,9 +50,13 @@ func (a *agentFlags) register(f *pflag.FlagSet) {
 
 // agentSession is what a run needs, opened once and reused by okf chat.
 type agentSession struct {
-	cfg      *config.Config
-	flags    *agentFlags
+	cfg   *config.Config
+	flags *agentFlags
+	// dbs holds the one database of the session, named dbName, for the
+	// engine's tools; db is that database opened.
+	dbs      *engine.Databases
 	db       *sqlguard.DB
+	audit    *sqlguard.AuditLog
 	dbName   string
 	dialect  string
 	know     agent.Knowledge
@@ -148,49 +155,52 @@ func (s *agentSession) setDB(ctx context.Context, e *env, ref string) error {
 		d.Guard.MaxRows = max(d.Guard.MaxRows, s.rowCap)
 		d.Guard.CountLimit = max(d.Guard.CountLimit, s.rowCap)
 	}
-	var audit *sqlguard.AuditLog
-	var closers []func()
-	if p := s.cfg.AuditPath(); p != "" {
-		file, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			return fmt.Errorf("opening the audit log: %w", err)
-		}
-		closers = append(closers, func() { file.Close() })
-		audit = sqlguard.NewAuditLog(file)
-	}
-	db, err := sqlguard.Open(ctx, d.Name, d.DSN, d.Guard.Options(), audit)
+	audit, err := sqlguard.OpenAuditLog(s.cfg.AuditPath())
 	if err != nil {
-		for _, c := range closers {
-			c()
-		}
-		return fmt.Errorf("database %s: %w", d.Name, err)
-	}
-	closers = append([]func(){func() { db.Close() }}, closers...)
-	know, knowClose, err := s.knowledge(e, d)
-	if err != nil {
-		for _, c := range closers {
-			c()
-		}
 		return err
 	}
-	// One search index serves every question asked of this database.
-	know.Index = search.Build(know.Snapshot)
+	closers := []func(){func() { audit.Close() }}
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	name := d.Name
+	dialect := "PostgreSQL"
+	if p, _ := dsn.Parse(d.DSN); p.Engine == dsn.SQLite {
+		dialect = "SQLite"
+		if d.Name == "adhoc" {
+			// A database given as a file is named after it in the prompt.
+			name = strings.TrimSuffix(filepath.Base(p.Path), filepath.Ext(p.Path))
+		}
+	}
+	know, knowClose, err := s.knowledge(e, d)
+	if err != nil {
+		closeAll()
+		return err
+	}
 	if knowClose != nil {
 		closers = append(closers, knowClose)
 	}
-	s.close()
-	s.closers, s.db, s.dbName, s.know = closers, db, d.Name, know
-	s.dialect = "PostgreSQL"
-	if path, ok := sqlguard.SQLitePath(d.DSN); ok {
-		s.dialect = "SQLite"
-		if d.Name == "adhoc" {
-			// A database given as a file is named after it in the prompt.
-			s.dbName = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		}
+	// The database is listed with its bundle's name, as okf mcp lists it.
+	tenant := s.flags.src.store.tenant
+	dbs := engine.NewDatabases([]engine.Database{{Name: name, Tenant: tenant, DSN: d.DSN, Bundle: know.Bundle, Guard: d.Guard.Options()}}, audit, e.stderr)
+	closers = append([]func(){func() { dbs.Close() }}, closers...)
+	db, err := dbs.DB(ctx, tenant, name)
+	if err != nil {
+		closeAll()
+		return fmt.Errorf("database %s: %w", d.Name, err)
 	}
+	s.close()
+	s.closers, s.dbs, s.db, s.dbName, s.dialect, s.know, s.audit = closers, dbs, db, name, dialect, know, audit
 	return nil
 }
 
+// knowledge finds what the agent reads about database d: the --dir
+// folder, else the database's bundle in okf.yaml (a folder, or a bundle
+// name in the store), else the store. The agent's view holds the
+// database's bundle alone when there is one, so its searches rank within
+// it.
 func (s *agentSession) knowledge(e *env, d config.Database) (agent.Knowledge, func(), error) {
 	dir := s.flags.src.dir
 	if dir == "" && d.Bundle != "" {
@@ -202,13 +212,13 @@ func (s *agentSession) knowledge(e *env, d config.Database) (agent.Knowledge, fu
 			dir = b
 		}
 	}
+	tenant := s.flags.src.store.tenant
 	var k agent.Knowledge
 	if dir == "" {
 		snap, err := s.flags.src.store.snapshot(e)
 		if err != nil {
 			return k, nil, err
 		}
-		k.Snapshot = snap
 		for _, name := range []string{d.Bundle, d.Name} {
 			if _, ok := snap.Bundle(name); ok && name != "" {
 				k.Bundle = name
@@ -220,30 +230,42 @@ func (s *agentSession) knowledge(e *env, d config.Database) (agent.Knowledge, fu
 		}
 		if k.Bundle != "" {
 			k.Files = agent.SnapshotFiles(snap, k.Bundle)
+			if len(snap.Bundles) > 1 {
+				if snap, err = s.flags.src.store.bundleSnapshot(k.Bundle); err != nil {
+					return k, nil, err
+				}
+			}
 		}
+		k.View = engine.NewView(tenant, snap)
 		return k, nil, nil
 	}
-	docs, err := docsFromDir(dir)
+	if err := checkDir(dir); err != nil {
+		return k, nil, err
+	}
+	bundles, err := okf.FindBundles(dir)
 	if err != nil {
 		return k, nil, err
 	}
-	snap, st := readmodel.Build(s.flags.src.store.tenant, docs)
+	// The bundle the agent reads: the only one, else the one named like
+	// the database; browse reads its folder.
+	folder := ""
+	i := slices.IndexFunc(bundles, func(b okf.BundleFolder) bool { return b.Name == okf.BundleName(d.Name) })
+	if len(bundles) == 1 {
+		i = 0
+	}
+	if i >= 0 {
+		bundles = bundles[i : i+1]
+		k.Bundle, folder = bundles[0].Name, bundles[0].Dir
+	}
+	docs, err := engine.ReadBundles(bundles)
+	if err != nil {
+		return k, nil, err
+	}
+	snap, st := readmodel.Build(tenant, docs)
 	for _, diag := range st.Diagnostics {
 		fmt.Fprintf(e.stderr, "warn: %s\n", diag)
 	}
-	k.Snapshot = snap
-	// The bundle the agent reads: the only one, else the one named like
-	// the database; browse reads its folder.
-	bundles, err := bundleDirs(dir)
-	if err != nil {
-		return k, nil, fmt.Errorf("reading %s: %w", dir, err)
-	}
-	folder := ""
-	for name, path := range bundles {
-		if len(bundles) == 1 || name == bundleName(d.Name) {
-			k.Bundle, folder = name, path
-		}
-	}
+	k.View = engine.NewView(tenant, snap)
 	if folder == "" {
 		return k, nil, nil
 	}
@@ -253,6 +275,14 @@ func (s *agentSession) knowledge(e *env, d config.Database) (agent.Knowledge, fu
 	}
 	k.Files = root.FS()
 	return k, func() { root.Close() }, nil
+}
+
+// agentConfig is the agent's setup for one run of this session.
+func (s *agentSession) agentConfig(model llm.Client, strategy agent.Strategy) agent.Config {
+	return agent.Config{
+		Model: model, Databases: s.dbs, Tenant: s.flags.src.store.tenant, Database: s.dbName, Dialect: s.dialect,
+		Knowledge: s.know, Strategy: strategy, MaxSteps: s.maxSteps(), ContextBudget: s.cfg.Agent.ContextBudget, Now: s.today,
+	}
 }
 
 // maxSteps is --max-steps, else okf.yaml's agent.max_steps (0: the
@@ -282,11 +312,9 @@ func (s *agentSession) runsDir() string {
 // to the run log.
 func (s *agentSession) run(ctx context.Context, question, taskID string, w io.Writer, terminal bool) (agent.Outcome, string, error) {
 	p := &progress{w: w, terminal: terminal}
-	out := agent.Run(ctx, agent.Config{
-		Model: s.model, DB: s.db, Database: s.dbName, Dialect: s.dialect, Knowledge: s.know,
-		Strategy: s.strategy, MaxSteps: s.maxSteps(), ContextBudget: s.cfg.Agent.ContextBudget,
-		OnEvent: p.event, Now: s.today,
-	}, question, taskID)
+	cfg := s.agentConfig(s.model, s.strategy)
+	cfg.OnEvent = p.event
+	out := agent.Run(ctx, cfg, question, taskID)
 	p.stopSpinner()
 	path, err := s.record(ctx, w, out.Record)
 	return out, path, err

@@ -86,6 +86,9 @@ configuration.`,
 				return err
 			}
 			fmt.Fprintf(e.stderr, "run %s saved to %s\n", out.Record.ID, path)
+			if err := s.audit.Err(); err != nil {
+				return err
+			}
 			if r := out.Record.StopReason; r != trace.Submitted && r != trace.Declined {
 				return silentExit(exitFail)
 			}

@@ -207,3 +207,39 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("a model that calls no tool: exit %d\n%s", code, stdout)
 	}
 }
+
+// TestAgentCommandsFailWhenTheAuditLogFails: sql, ask, chat and eval run exit 1
+// naming the audit log when it cannot be written, rather than run
+// statements unaudited without a word.
+func TestAgentCommandsFailWhenTheAuditLogFails(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	dir := shopProject(t, "http://127.0.0.1:1")
+	t.Chdir(dir)
+	f, err := os.OpenFile("okf.yaml", os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("audit_log: /dev/full\n")
+	f.Close()
+	answer := `{"tool_calls": [{"name": "submit_answer", "arguments": {"sql": "SELECT count(*) AS n FROM orders", "answer": "2 orders."}}]}` + "\n"
+	os.WriteFile("answer.jsonl", []byte(answer), 0o644)
+	q, _ := json.Marshal(map[string]any{"instance_id": "shop_7", "selected_database": "shop", "query": "How many orders are there?", "sol_sql": []string{"SELECT count(*) FROM orders"}})
+	os.WriteFile("questions.jsonl", append(q, '\n'), 0o644)
+	model := "script/answer.jsonl"
+	for _, args := range [][]string{
+		{"sql", "shop", "SELECT 1"},
+		{"ask", "How many orders are there?", "--db", "shop", "--model", model},
+		{"eval", "run", "--questions", "questions.jsonl", "--models", model},
+	} {
+		if code, stdout, stderr := run(t, args...); code != exitFail || !strings.Contains(stderr, "writing the audit log: write /dev/full") {
+			t.Errorf("%v: exit %d, stderr %q (stdout %q); want exit 1 naming /dev/full", args[0], code, stderr, stdout)
+		}
+	}
+	var out, errOut strings.Builder
+	in := strings.NewReader("How many orders are there?\nAnd now?\n")
+	if code := Main([]string{"chat", "--db", "shop", "--model", model}, in, &out, &errOut); code != exitFail || !strings.Contains(errOut.String(), "/dev/full") {
+		t.Errorf("chat: exit %d, stderr %q", code, errOut.String())
+	}
+}

@@ -145,6 +145,10 @@ func chatLoop(ctx context.Context, e *env, s *agentSession) error {
 		if err != nil {
 			fmt.Fprintf(e.stderr, "okf: %v\n", err)
 		}
+		// Statements are not run unaudited: the chat ends.
+		if err := s.audit.Err(); err != nil {
+			return err
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/okf-tools/okf/compile/bird"
 	"github.com/okf-tools/okf/compile/catalog"
 	"github.com/okf-tools/okf/compile/livesqlbench"
+	"github.com/okf-tools/okf/internal/dsn"
 )
 
 func newCompileCmd(e *env) *cobra.Command {
@@ -212,13 +212,16 @@ func readDatabase(ctx context.Context, dir string) (*compile.Database, bool, err
 // readCatalog reads a database from its live catalog, then layers the
 // documentation in dir, if any, on top.
 func readCatalog(ctx context.Context, from, schema, dir string) (*compile.Database, error) {
+	source, err := dsn.Parse(from)
+	if err != nil {
+		return nil, usageError("--from %v", err)
+	}
 	var db *compile.Database
-	var err error
-	switch {
-	case strings.HasPrefix(from, "postgres://") || strings.HasPrefix(from, "postgresql://"):
+	switch source.Engine {
+	case dsn.Postgres:
 		db, err = catalog.ReadPostgres(ctx, from, catalog.PostgresOptions{Schema: schema})
-	case strings.HasPrefix(from, "sqlite:"):
-		db, err = catalog.ReadSQLite(ctx, strings.TrimPrefix(from, "sqlite:"))
+	case dsn.SQLite:
+		db, err = catalog.ReadSQLite(ctx, source.Path)
 	default:
 		return nil, usageError("--from %q: want postgres://... or sqlite:<path>", from)
 	}
@@ -261,12 +264,7 @@ func writeGaps(e *env, out string, bundles []*compile.Bundle, asJSON bool) error
 		for _, b := range bundles {
 			rep.Bundles = append(rep.Bundles, bundleGaps{Name: b.Name, Path: filepath.Join(out, b.Name), Tables: b.Tables, Rules: b.Rules, Gaps: b.Gaps})
 		}
-		data, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = e.stdout.Write(append(data, '\n'))
-		return err
+		return printJSON(e, rep)
 	}
 	for _, b := range bundles {
 		if err := b.Gaps.WriteText(e.stdout); err != nil {

@@ -233,6 +233,11 @@ func TestCompileFromSQLiteCatalogWithDescriptions(t *testing.T) {
 			t.Errorf("%s differs", p)
 		}
 	}
+	// --from reads a DSN as every command does: a .sqlite path is that file.
+	c := t.TempDir()
+	if code, _, stderr := runOKF(t, "compile", "--from", filepath.Join(dir, "superhero.sqlite"), dir, "--out", c); code != 0 || len(tree(t, c)) != len(ta) {
+		t.Errorf("--from a bare path: exit %d: %s", code, stderr)
+	}
 	if code, _, stderr := runOKF(t, "compile", "--from", "sqlite:"+filepath.Join(dir, "superhero.sqlite"), t.TempDir(), "--out", b); code != exitFail || !strings.Contains(stderr, "no documentation") {
 		t.Errorf("--from with an empty folder: exit %d, %q", code, stderr)
 	}

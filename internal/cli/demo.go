@@ -447,6 +447,9 @@ func (d *demo) answer(ctx context.Context) error {
 	}
 	d.say("\nrun %s saved to %s (okf runs show %s --runs %s); open %s in a browser to see it step by step\n",
 		out.Record.ID, path, out.Record.ID, filepath.Dir(path), d.runPage())
+	if err := s.audit.Err(); err != nil {
+		return err
+	}
 	if r := out.Record.StopReason; r != trace.Submitted && r != trace.Declined {
 		return silentExit(exitFail)
 	}

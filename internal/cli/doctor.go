@@ -14,6 +14,7 @@ import (
 
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/internal/dsn"
 	"github.com/okf-tools/okf/llm"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/trace"
@@ -145,7 +146,7 @@ func (d *doctor) database(ctx context.Context, db config.Database, table string)
 		d.line("FAIL", what, "SELECT 1 through the guard: "+err.Error())
 		return
 	}
-	if _, ok := sqlguard.SQLitePath(db.DSN); ok {
+	if p, _ := dsn.Parse(db.DSN); p.Engine == dsn.SQLite {
 		d.line("ok", what, "SQLite, opened read-only through the guard")
 		return
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -76,12 +75,7 @@ earlier context is re-read at a 10% cache rate.`,
 			}
 			sums := eval.Summarize(outcomes)
 			if asJSON {
-				out, err := json.MarshalIndent(map[string]any{"summaries": sums, "outcomes": outcomes}, "", "  ")
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.stdout, "%s\n", out)
-				return nil
+				return printJSON(e, map[string]any{"summaries": sums, "outcomes": outcomes})
 			}
 			return eval.WriteTable(e.stdout, sums)
 		},

@@ -1,44 +1,25 @@
 package cli
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
-	"strings"
+	"slices"
 	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf/agent"
 	"github.com/okf-tools/okf/eval"
+	"github.com/okf-tools/okf/internal/atomicfile"
 	"github.com/okf-tools/okf/llm"
 	"github.com/okf-tools/okf/trace"
 )
-
-// evalRowCap is how many rows eval fetches of each result, gold or
-// predicted, so results compare whole.
-const evalRowCap = 100000
-
-// evalResult is one scored run, a line of <runs>/eval-results.jsonl.
-type evalResult struct {
-	Task     string `json:"task"`
-	Database string `json:"database"`
-	Strategy string `json:"strategy"`
-	Model    string `json:"model"`
-	Run      string `json:"run"`
-	Correct  bool   `json:"correct"`
-	Stop     string `json:"stop_reason"`
-	// Note says why a run scored 0 beyond a wrong result.
-	Note string `json:"note,omitempty"`
-}
-
-func (r evalResult) key() string { return r.Task + "\x00" + r.Strategy + "\x00" + r.Model }
 
 func newEvalRunCmd(e *env) *cobra.Command {
 	var (
@@ -97,26 +78,38 @@ Each question's database is --db if given, else its selected_database
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			r, err := newEvalRunner(ctx, e, &f, strategies, models)
+			a, err := newEvalAsker(e, &f, strategies, models)
 			if err != nil {
 				return err
 			}
-			defer r.close()
-			if err := r.run(ctx, tasks, concurrency); err != nil {
-				return err
-			}
-			rows, err := r.rows(tasks)
+			defer a.close()
+			r, err := eval.NewRunner(filepath.Join(a.base.runsDir(), "eval-results.jsonl"), a, a.strategies, a.models)
 			if err != nil {
 				return err
 			}
+			defer r.Close()
+			if err := a.open(ctx, tasks); err != nil {
+				return err
+			}
+			if err := r.Run(ctx, tasks, concurrency, e.stderr); err != nil {
+				return err
+			}
+			if err := a.auditErr(); err != nil {
+				return err
+			}
+			runs, err := trace.Load(a.base.runsDir())
+			if err != nil {
+				return err
+			}
+			rows := r.Totals(tasks, runs)
 			if report == "" {
-				return writeMarkdown(e.stdout, len(tasks), rows)
+				return eval.WriteMarkdown(e.stdout, len(tasks), rows)
 			}
-			if err := writeReport(report, len(tasks), rows, writeMarkdown); err != nil {
+			if err := writeReport(report, len(tasks), rows, eval.WriteMarkdown); err != nil {
 				return err
 			}
 			if htmlReport != "" {
-				return writeReport(htmlReport, len(tasks), rows, writeHTML)
+				return writeReport(htmlReport, len(tasks), rows, eval.WriteHTML)
 			}
 			return nil
 		},
@@ -131,25 +124,26 @@ Each question's database is --db if given, else its selected_database
 	return c
 }
 
-type evalRunner struct {
+// evalAsker asks the agent a task on the session of the task's database,
+// opened before the run, and appends the run to the run log.
+type evalAsker struct {
 	e          *env
 	base       *agentSession
-	strategies []agent.Strategy
-	models     []llm.Client
+	strategies []string
+	models     []string
+	clients    map[string]llm.Client
 	dbs        map[string]*agentSession
-
-	mu      sync.Mutex
-	done    map[string]evalResult
-	results *os.File
+	// mu keeps runs asked at once from writing the run log together.
+	mu sync.Mutex
 }
 
-func newEvalRunner(ctx context.Context, e *env, f *agentFlags, strategies, models []string) (*evalRunner, error) {
+func newEvalAsker(e *env, f *agentFlags, strategies, models []string) (*evalAsker, error) {
 	cfg, err := loadAgentConfig(f.configPath)
 	if err != nil {
 		return nil, err
 	}
 	base := &agentSession{cfg: cfg, flags: f}
-	r := &evalRunner{e: e, base: base, dbs: map[string]*agentSession{}, done: map[string]evalResult{}}
+	a := &evalAsker{e: e, base: base, clients: map[string]llm.Client{}, dbs: map[string]*agentSession{}}
 	if len(strategies) == 0 {
 		strategies = []string{f.strategy}
 	}
@@ -157,7 +151,7 @@ func newEvalRunner(ctx context.Context, e *env, f *agentFlags, strategies, model
 		if err := base.setStrategy(s); err != nil {
 			return nil, err
 		}
-		r.strategies = append(r.strategies, base.strategy)
+		a.strategies = append(a.strategies, string(base.strategy))
 	}
 	if len(models) == 0 {
 		models = []string{f.model}
@@ -166,276 +160,83 @@ func newEvalRunner(ctx context.Context, e *env, f *agentFlags, strategies, model
 		if err := base.setModel(m); err != nil {
 			return nil, err
 		}
-		r.models = append(r.models, base.model)
+		a.models = append(a.models, base.model.Name())
+		a.clients[base.model.Name()] = base.model
 	}
-	dir := base.runsDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(base.runsDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("runs folder: %w", err)
 	}
-	path := filepath.Join(dir, "eval-results.jsonl")
-	if data, err := os.ReadFile(path); err == nil {
-		for n, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-			if line == "" {
-				continue
-			}
-			var res evalResult
-			if err := json.Unmarshal([]byte(line), &res); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, n+1, err)
-			}
-			r.done[res.key()] = res
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	r.results, err = os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", path, err)
-	}
-	return r, nil
+	return a, nil
 }
 
-func (r *evalRunner) close() {
-	for _, s := range r.dbs {
+func (a *evalAsker) close() {
+	for _, s := range a.dbs {
 		s.close()
 	}
-	r.results.Close()
 }
 
-// session opens (once) the database a task runs on, with a row cap high
-// enough to compare whole results.
-func (r *evalRunner) session(ctx context.Context, name string) (*agentSession, error) {
-	if r.base.flags.db != "" {
-		name = r.base.flags.db
-	}
-	if s, ok := r.dbs[name]; ok {
-		return s, nil
-	}
-	s := &agentSession{cfg: r.base.cfg, flags: r.base.flags, rowCap: evalRowCap}
-	if err := s.setDB(ctx, r.e, name); err != nil {
-		return nil, err
-	}
-	r.dbs[name] = s
-	return s, nil
-}
-
-type evalJob struct {
-	task     eval.Task
-	strategy agent.Strategy
-	model    llm.Client
-	db       *agentSession
-}
-
-func (r *evalRunner) run(ctx context.Context, tasks []eval.Task, concurrency int) error {
-	var jobs []evalJob
-	for _, t := range tasks {
-		db, err := r.session(ctx, t.Database)
-		if err != nil {
-			return fmt.Errorf("task %s: %w", t.ID, err)
-		}
-		for _, s := range r.strategies {
-			for _, m := range r.models {
-				if _, ok := r.done[evalResult{Task: t.ID, Strategy: string(s), Model: m.Name()}.key()]; !ok {
-					jobs = append(jobs, evalJob{t, s, m, db})
-				}
-			}
+// auditErr is the first audit log failure of the databases, by name.
+func (a *evalAsker) auditErr() error {
+	for _, name := range slices.Sorted(maps.Keys(a.dbs)) {
+		if err := a.dbs[name].audit.Err(); err != nil {
+			return err
 		}
 	}
-	fmt.Fprintf(r.e.stderr, "eval: %d runs to do, %d already scored\n", len(jobs), len(r.done))
-	sem := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
-	var firstErr error
-	for i, j := range jobs {
-		if ctx.Err() != nil {
-			break
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := r.one(ctx, i+1, len(jobs), j); err != nil {
-				r.mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				r.mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	return ctx.Err()
-}
-
-func (r *evalRunner) one(ctx context.Context, n, total int, j evalJob) error {
-	s := j.db
-	out := agent.Run(ctx, agent.Config{
-		Model: j.model, DB: s.db, Database: s.dbName, Dialect: s.dialect, Knowledge: s.know,
-		Strategy: j.strategy, MaxSteps: r.base.maxSteps(), ContextBudget: r.base.cfg.Agent.ContextBudget,
-	}, j.task.Text, j.task.ID)
-	if ctx.Err() != nil {
-		return nil // interrupted: leave the task unscored, to be run again
-	}
-	r.mu.Lock()
-	_, err := r.base.record(ctx, r.e.stderr, out.Record)
-	r.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	res := evalResult{Task: j.task.ID, Database: s.dbName, Strategy: string(j.strategy), Model: j.model.Name(), Run: out.Record.ID, Stop: out.Record.StopReason}
-	res.Correct, res.Note = r.score(ctx, s, j.task, out)
-	line, err := json.Marshal(res)
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.done[res.key()] = res
-	if _, err := r.results.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("writing the results: %w", err)
-	}
-	mark := "wrong"
-	if res.Correct {
-		mark = "correct"
-	}
-	fmt.Fprintf(r.e.stderr, "[%d/%d] %s %s %s: %s, %s\n", n, total, j.task.ID, j.strategy, j.model.Name(), res.Stop, mark)
 	return nil
 }
 
-// score compares the submitted SQL's result with the gold SQL's. For
-// LiveSQLBench tasks both queries run again with their ROUND calls
-// removed, as its evaluator does; the comparison rounds instead.
-func (r *evalRunner) score(ctx context.Context, s *agentSession, t eval.Task, out agent.Outcome) (bool, string) {
-	if out.Record.Answer == nil || out.Record.Answer.SQL == "" {
-		return false, "no SQL submitted"
+// dbName is the database a task runs on: --db, else the task's own.
+func (a *evalAsker) dbName(t eval.Task) string {
+	if a.base.flags.db != "" {
+		return a.base.flags.db
 	}
-	goldSQL, predSQL := t.Gold, out.Record.Answer.SQL
-	pred := out.Rows
-	if !t.Compare.BIRD {
-		goldSQL, predSQL = eval.RemoveRound(goldSQL), eval.RemoveRound(predSQL)
-		var err error
-		if pred, err = s.db.Query(ctx, "okf eval", predSQL); err != nil {
-			return false, "the submitted SQL fails without ROUND: " + foldLine(err.Error(), 200)
-		}
-	}
-	gold, err := s.db.Query(ctx, "okf eval", goldSQL)
-	switch {
-	case err != nil:
-		return false, "gold SQL failed: " + foldLine(err.Error(), 200)
-	case gold.Truncated() || pred.Truncated():
-		return false, fmt.Sprintf("a result has more than %d rows", evalRowCap)
-	}
-	return eval.SameResult(gold.Rows, pred.Rows, t.Compare), ""
+	return t.Database
 }
 
-// evalRow is one strategy and model's totals over the question set.
-type evalRow struct {
-	Strategy, Model           string
-	Scored, Correct           int
-	Stops                     map[string]int
-	Calls, In, Out, SQLErrors int
-	Cost                      float64
-	CostKnown                 bool
-}
-
-func (r evalRow) accuracy() float64 { return 100 * float64(r.Correct) / float64(r.Scored) }
-
-func (r evalRow) costText() string {
-	if !r.CostKnown {
-		return "unknown"
-	}
-	return fmt.Sprintf("$%.4f", r.Cost)
-}
-
-// rows totals the scores of this question set per strategy and model,
-// sorted by strategy, then model.
-func (r *evalRunner) rows(tasks []eval.Task) ([]evalRow, error) {
-	runs, err := trace.Load(r.base.runsDir())
-	if err != nil {
-		return nil, err
-	}
-	byID := map[string]*trace.Record{}
-	for i := range runs {
-		byID[runs[i].ID] = &runs[i]
-	}
-	cells := map[[2]string]*evalRow{}
+// open opens the database of every task, once each, with a row cap high
+// enough to compare whole results, so that a database that cannot be
+// opened stops the eval before any question is asked.
+func (a *evalAsker) open(ctx context.Context, tasks []eval.Task) error {
 	for _, t := range tasks {
-		for _, s := range r.strategies {
-			for _, m := range r.models {
-				res, ok := r.done[evalResult{Task: t.ID, Strategy: string(s), Model: m.Name()}.key()]
-				if !ok {
-					continue
-				}
-				k := [2]string{string(s), m.Name()}
-				c := cells[k]
-				if c == nil {
-					c = &evalRow{Strategy: k[0], Model: k[1], Stops: map[string]int{}, CostKnown: true}
-					cells[k] = c
-				}
-				c.Scored++
-				if res.Correct {
-					c.Correct++
-				}
-				c.Stops[res.Stop]++
-				if rec := byID[res.Run]; rec != nil {
-					c.Calls += rec.LLMCalls
-					c.In += rec.Usage.Input
-					c.Out += rec.Usage.Output
-					c.SQLErrors += rec.SQLErrors
-					if rec.Cost == nil {
-						c.CostKnown = false
-					} else {
-						c.Cost += *rec.Cost
-					}
-				}
-			}
+		name := a.dbName(t)
+		if _, ok := a.dbs[name]; ok {
+			continue
 		}
-	}
-	var out []evalRow
-	for _, c := range cells {
-		out = append(out, *c)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Strategy != out[j].Strategy {
-			return out[i].Strategy < out[j].Strategy
+		s := &agentSession{cfg: a.base.cfg, flags: a.base.flags, rowCap: eval.RowCap}
+		if err := s.setDB(ctx, a.e, name); err != nil {
+			return fmt.Errorf("task %s: %w", t.ID, err)
 		}
-		return out[i].Model < out[j].Model
-	})
-	return out, nil
+		a.dbs[name] = s
+	}
+	return nil
 }
 
-// writeMarkdown writes the report as a markdown table.
-func writeMarkdown(w io.Writer, questions int, rows []evalRow) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Execution accuracy\n\n%d questions.\n\n", questions)
-	b.WriteString("| strategy | model | scored | correct | accuracy | submitted | declined | step limit | error | model calls | input tokens | output tokens | cost | SQL errors |\n")
-	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	for _, c := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.1f%% | %d | %d | %d | %d | %d | %d | %d | %s | %d |\n",
-			c.Strategy, c.Model, c.Scored, c.Correct, c.accuracy(), c.Stops[trace.Submitted], c.Stops[trace.Declined],
-			c.Stops[trace.StepLimit], c.Stops[trace.Failed], c.Calls, c.In, c.Out, c.costText(), c.SQLErrors)
+func (a *evalAsker) Ask(ctx context.Context, t eval.Task, strategy, model string) (eval.Attempt, error) {
+	s := a.dbs[a.dbName(t)]
+	out := agent.Run(ctx, s.agentConfig(a.clients[model], agent.Strategy(strategy)), t.Text, t.ID)
+	if err := ctx.Err(); err != nil {
+		return eval.Attempt{}, err
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, err := a.base.record(ctx, a.e.stderr, out.Record); err != nil {
+		return eval.Attempt{}, err
+	}
+	// An audit failure stops the eval: no more questions run unaudited.
+	if err := a.auditErr(); err != nil {
+		return eval.Attempt{}, err
+	}
+	return eval.Attempt{Record: out.Record, Rows: out.Rows, DB: s.db}, nil
 }
 
-// writeReport writes a report to a temporary file, then renames it over
-// path, so an interrupted write leaves nothing half-written.
-func writeReport(path string, questions int, rows []evalRow, write func(io.Writer, int, []evalRow) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".okf-report-*")
-	if err != nil {
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp, questions, rows); err != nil {
-		tmp.Close()
+// writeReport writes a report whole, so an interrupted write leaves
+// nothing half-written.
+func writeReport(path string, questions int, rows []eval.Totals, write func(io.Writer, int, []eval.Totals) error) error {
+	var b bytes.Buffer
+	if err := write(&b, questions, rows); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

@@ -62,7 +62,7 @@ func TestEvalRunOracle(t *testing.T) {
 	results := map[string]int{}
 	data, _ := os.ReadFile("runs/eval-results.jsonl")
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var r evalResult
+		var r eval.Score
 		json.Unmarshal([]byte(line), &r)
 		if r.Correct {
 			results[r.Model]++

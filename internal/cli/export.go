@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/okf-tools/okf/internal/atomicfile"
 	"github.com/okf-tools/okf/store"
 )
 
@@ -132,74 +134,26 @@ func checkExportTarget(dir string, force bool) error {
 
 // writeFolder writes files (slash path → bytes) into a temporary folder
 // beside dir and renames it into place, replacing dir if it exists.
-func writeFolder(dir string, files map[string][]byte) (err error) {
+func writeFolder(dir string, files map[string][]byte) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
-	parent, base := filepath.Dir(abs), filepath.Base(abs)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", parent, err)
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Dir(abs), err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".export-*")
+	d, err := atomicfile.NewDir(abs)
 	if err != nil {
 		return fmt.Errorf("export to %s: %w", dir, err)
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
-		}
-	}()
-	for p, content := range files {
-		// Paths were checked when stored; IsLocal guards the folder anyway.
-		rel := filepath.FromSlash(p)
-		if !filepath.IsLocal(rel) {
-			return fmt.Errorf("export to %s: refusing path %q outside the folder", dir, p)
-		}
-		full := filepath.Join(tmp, rel)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return fmt.Errorf("export to %s: %w", dir, err)
-		}
-		if err := os.WriteFile(full, content, 0o644); err != nil {
+	defer d.Discard()
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		if err := d.WriteFile(p, files[p]); err != nil {
 			return fmt.Errorf("export to %s: %w", dir, err)
 		}
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := d.Commit(); err != nil {
 		return fmt.Errorf("export to %s: %w", dir, err)
-	}
-	return replaceDir(dir, tmp)
-}
-
-// replaceDir moves the folder src to dst. An existing dst is moved aside
-// first and removed only once src is in place, so dst is never missing
-// its old contents without having its new ones.
-func replaceDir(dst, src string) error {
-	if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
-		if err := os.Rename(src, dst); err != nil {
-			return fmt.Errorf("export to %s: %w", dst, err)
-		}
-		return nil
-	}
-	// A temporary folder picks an unused name for the old contents; it is
-	// removed again because os.Rename will not replace a directory.
-	old, err := os.MkdirTemp(filepath.Dir(src), strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))+".old-*")
-	if err == nil {
-		err = os.Remove(old)
-	}
-	if err != nil {
-		return fmt.Errorf("export to %s: %w", dst, err)
-	}
-	if err := os.Rename(dst, old); err != nil {
-		return fmt.Errorf("export to %s: moving the old contents aside: %w", dst, err)
-	}
-	if err := os.Rename(src, dst); err != nil {
-		if rerr := os.Rename(old, dst); rerr != nil {
-			return fmt.Errorf("export to %s: %w; the old contents are in %s (%v)", dst, err, old, rerr)
-		}
-		return fmt.Errorf("export to %s: %w", dst, err)
-	}
-	if err := os.RemoveAll(old); err != nil {
-		return fmt.Errorf("export to %s done, but removing the old contents in %s: %w", dst, old, err)
 	}
 	return nil
 }

@@ -1,36 +1,36 @@
 package cli
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/okf-tools/okf/readmodel"
+	"github.com/okf-tools/okf/engine"
 )
 
 func newGetCmd(e *env) *cobra.Command {
 	var (
 		src    knowledgeSource
-		opt    readmodel.GetOptions
+		req    engine.GetRequest
 		asJSON bool
 	)
 	c := &cobra.Command{
 		Use:   "get <id>[#section] [<id>[#section]...]",
 		Short: "Read concepts, or one section of each, by id",
 		Long: `Get prints the body of each concept named, framed by a line
-"@@ bundle/id#section [start..end of total]". An id is the concept's path
-without .md; when two bundles hold the same id, write bundle/id. A #section
-(or --section) narrows the read to one heading's section, named by its slug
-("# Common query patterns" is common_query_patterns). --offset and --limit
-cut a window of bytes; --find returns a window around the first match of a
-phrase, with the offsets of every match. Unknown ids are listed in a final
-"@@ missing" line and make the exit status 1.`,
+"@@ bundle/id#section [start..end of total]", exactly as the get tool answers
+an agent. An id is the concept's path without .md; when two bundles hold the
+same id, write bundle/id. A #section (or --section) narrows the read to one
+heading's section, named by its slug ("# Common query patterns" is
+common_query_patterns). --offset and --limit cut a window of bytes (at most
+15000 a concept, the frame says where the text goes on); --find returns a
+window around the first match of a phrase, with the offsets of every match.
+Unknown ids are listed in a final "@@ missing" line, ids that cannot be read
+in "@@ error" lines; either makes the exit status 1.`,
 		Example: `  okf get --dir ./bundles tables/orders
   okf get --dir ./bundles tables/orders#schema knowledge/active-customer
-  okf get --dir ./bundles tables/events_ --find "event_params" --limit 800`,
+  okf get --dir ./bundles tables/events_ --find "event_params" --limit 800
+  okf get --dir ./bundles --json tables/orders   # digest, slices, missing, errors`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError("get takes at least one id")
@@ -38,43 +38,24 @@ phrase, with the offsets of every match. Unknown ids are listed in a final
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			s, err := src.snapshot(e)
+			v, _, err := src.open(e, "")
 			if err != nil {
 				return err
 			}
-			var slices []readmodel.Slice
-			var missing []string
-			for _, arg := range args {
-				ref, section, _ := strings.Cut(arg, "#")
-				o := opt
-				if section != "" {
-					o.Section = section
-				}
-				sl, err := s.Get(ref, o)
-				switch {
-				case errors.Is(err, readmodel.ErrUnknown):
-					missing = append(missing, ref)
-					continue
-				case err != nil:
-					return usageError("%v", err)
-				}
-				slices = append(slices, sl)
+			req.IDs = args
+			g, err := engine.Get(v, req)
+			if err != nil {
+				return usageError("%v", err)
 			}
 			if asJSON {
-				out, err := json.MarshalIndent(map[string]any{"slices": slices, "missing": nonNil(missing)}, "", "  ")
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.stdout, "%s\n", out)
+				err = printJSON(e, engine.NewGetAnswer(v, g))
 			} else {
-				for _, sl := range slices {
-					fmt.Fprint(e.stdout, frame(sl))
-				}
-				if len(missing) > 0 {
-					fmt.Fprintf(e.stdout, "@@ missing %s\n", strings.Join(missing, " "))
-				}
+				_, err = fmt.Fprint(e.stdout, engine.GetText(g))
 			}
-			if len(missing) > 0 {
+			if err != nil {
+				return err
+			}
+			if len(g.Missing) > 0 || len(g.Problems) > 0 {
 				return silentExit(exitFail)
 			}
 			return nil
@@ -82,42 +63,10 @@ phrase, with the offsets of every match. Unknown ids are listed in a final
 	}
 	src.register(c.Flags())
 	f := c.Flags()
-	f.StringVar(&opt.Section, "section", "", "read only this section (a heading slug) of every id")
-	f.IntVar(&opt.Offset, "offset", 0, "start the read this many bytes into the text")
-	f.IntVar(&opt.Limit, "limit", 0, "read at most this many bytes (0: all)")
-	f.StringVar(&opt.Find, "find", "", "return a window around the first match of this phrase (case-insensitive)")
+	f.StringVar(&req.Section, "section", "", "read only this section (a heading slug) of every id")
+	f.IntVar(&req.Offset, "offset", 0, "start the read this many bytes into the text")
+	f.IntVar(&req.Limit, "limit", 0, "read at most this many bytes (0: up to 15000)")
+	f.StringVar(&req.Find, "find", "", "return a window around the first match of this phrase (case-insensitive)")
 	f.BoolVar(&asJSON, "json", false, "print the slices as JSON")
 	return c
-}
-
-// frame renders one read the way agents receive it.
-func frame(sl readmodel.Slice) string {
-	head := "@@ " + sl.Ref
-	if sl.Section != "" {
-		head += "#" + sl.Section
-	}
-	head += fmt.Sprintf(" [%d..%d of %d]", sl.Start, sl.End, sl.Total)
-	if len(sl.Matches) > 0 {
-		head += fmt.Sprintf(" matches at %s", joinInts(sl.Matches))
-	}
-	text := sl.Text
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	return head + "\n" + text
-}
-
-func joinInts(xs []int) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprint(x)
-	}
-	return strings.Join(parts, ",")
-}
-
-func nonNil(xs []string) []string {
-	if xs == nil {
-		return []string{}
-	}
-	return xs
 }

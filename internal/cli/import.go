@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/store"
 )
 
@@ -27,12 +27,13 @@ func newImportCmd(e *env) *cobra.Command {
 		Long: `Import stores the markdown of a folder of bundles in the knowledge store,
 keeping every byte, as one commit of the tenant.
 
-Each subfolder of <dir> is a bundle named after it; with --bundle, <dir> itself
-is one bundle. Files are read by the rules of a bundle: every .md file, hidden
-files and folders and symbolic links skipped. Each imported bundle is made
-equal to its folder: new files are added, changed ones modified, and documents
-whose file is gone are deleted. Bundles of the tenant that are not in <dir> are
-left alone.
+Each subfolder of <dir> that holds markdown is a bundle named after it (lower
+case, other characters than a-z 0-9 _ - . made "-"); with --bundle, <dir>
+itself is one bundle. Files are read by the rules of a bundle: every .md file,
+hidden files and folders and symbolic links skipped. Each imported bundle is
+made equal to its folder: new files are added, changed ones modified, and
+documents whose file is gone are deleted. Bundles of the tenant that are not
+in <dir> are left alone.
 
 Documents are compared by content hash, so importing an unchanged folder makes
 no commit and costs no recompile. Nothing is written unless every file is
@@ -92,91 +93,34 @@ readable and every name is valid.`,
 }
 
 // readBundles reads the bundles to import: dir itself as the bundle name,
-// or, when name is "", each subfolder of dir as a bundle named after it.
+// or, when name is "", each bundle folder in dir (okf.Bundles).
 func readBundles(dir, name string) (map[string]map[string][]byte, error) {
 	if name != "" {
-		docs, err := readBundle(dir)
+		docs, err := store.ReadFolder(dir)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]map[string][]byte{name: docs}, nil
 	}
-	entries, err := os.ReadDir(dir)
+	found, loose, err := okf.Bundles(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", dir, err)
-	}
-	bundles := map[string]map[string][]byte{}
-	var loose []string
-	for _, ent := range entries {
-		switch {
-		case strings.HasPrefix(ent.Name(), "."):
-			continue
-		case ent.Type().IsRegular() && strings.HasSuffix(ent.Name(), ".md"):
-			loose = append(loose, ent.Name())
-			continue
-		case !ent.IsDir():
-			continue
-		}
-		sub := filepath.Join(dir, ent.Name())
-		if err := store.ValidateBundle(ent.Name()); err != nil {
-			return nil, fmt.Errorf("%s: %w; rename the folder, or import it alone with --bundle NAME", sub, err)
-		}
-		docs, err := readBundle(sub)
-		if err != nil {
-			return nil, err
-		}
-		bundles[ent.Name()] = docs
+		return nil, err
 	}
 	if len(loose) > 0 {
 		return nil, usageError("%s has markdown files at its top (%s), which belong to no bundle: import the folder as one bundle with --bundle NAME, or move them into a bundle folder", dir, strings.Join(loose, ", "))
 	}
-	if len(bundles) == 0 {
+	if len(found) == 0 {
 		return nil, usageError("%s has no bundle folders: import a folder of bundle folders, or the bundle folder itself with --bundle NAME", dir)
 	}
-	return bundles, nil
-}
-
-// readBundle reads one bundle folder as path → exact bytes. It picks files
-// by okf.Load's rules (every regular .md file; hidden files and folders
-// below the root and symbolic links skipped) without parsing them, which
-// would cost far more than hashing on a re-import of an unchanged tree.
-func readBundle(dir string) (map[string][]byte, error) {
-	docs := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	bundles := map[string]map[string][]byte{}
+	for _, b := range found {
+		docs, err := store.ReadFolder(b.Dir)
 		if err != nil {
-			return fmt.Errorf("reading bundle %s: %w", dir, err)
+			return nil, err
 		}
-		if p == dir {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".md") {
-			return nil
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if err := store.ValidatePath(rel); err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		content, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		docs[rel] = content
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		bundles[b.Name] = docs
 	}
-	return docs, nil
+	return bundles, nil
 }
 
 // printImport writes a table of what the import did to each bundle, then

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/internal/shareddata"
 )
 
@@ -219,7 +218,7 @@ func TestImportRefusesBadInput(t *testing.T) {
 		want  string
 	}{
 		{"loose markdown", map[string]string{"README.md": "x", "b/a.md": "a"}, nil, 2, "README.md"},
-		{"folder name", map[string]string{"Sales Team/a.md": "a", "ok/a.md": "a"}, nil, 1, "Sales Team"},
+		{"two folders, one name", map[string]string{"Sales Team/a.md": "a", "sales-team/a.md": "a"}, nil, 1, "Sales Team and sales-team"},
 		{"file name", map[string]string{"b/x\\y.md": "a", "b/a.md": "a"}, nil, 1, `x\y.md`},
 		{"no bundles", map[string]string{"notes.txt": "x"}, nil, 2, "no bundle folders"},
 		{"bundle flag", map[string]string{"a.md": "a"}, []string{"--bundle", "Bad"}, 2, "--bundle"},
@@ -346,36 +345,5 @@ func TestSharedDataRoundTrip(t *testing.T) {
 				t.Fatalf("re-import: exit %d:\n%s", code, out)
 			}
 		})
-	}
-}
-
-// TestReadBundleFollowsLoadRules checks that import picks exactly the
-// documents okf.Load would, with the same bytes, without parsing them.
-func TestReadBundleFollowsLoadRules(t *testing.T) {
-	dir := writeBundle(t, awkwardFiles)
-	if err := os.Symlink(filepath.Join(dir, "ops", "deploy.md"), filepath.Join(dir, "ops", "link.md")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(dir, "ops"), filepath.Join(dir, "sales", "linked-dir")); err != nil {
-		t.Fatal(err)
-	}
-	dirs := []string{dir, filepath.Join(dir, "sales")}
-	if root := shareddata.Find(); root != "" {
-		dirs = append(dirs, root, filepath.Join(root, "okf-samples", "okf-skills", ".okf"))
-	}
-	for _, d := range dirs {
-		got, err := readBundle(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := okf.Load(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := map[string][]byte{}
-		for _, doc := range b.Docs {
-			want[doc.Path] = doc.Raw
-		}
-		sameTree(t, got, want)
 	}
 }

@@ -44,6 +44,28 @@ func TestReadCommandsAgreeOnStoreAndFolder(t *testing.T) {
 	}
 }
 
+// TestImportAndDirFindTheSameBundles checks that import and --dir lay a
+// folder out alike: a folder name made a bundle name, hidden files and
+// folders without markdown no bundle.
+func TestImportAndDirFindTheSameBundles(t *testing.T) {
+	dir := writeBundle(t, map[string]string{
+		"Ops Team/deploy.md": "---\ntype: Runbook\n---\nShip it.\n",
+		"shop/tables/t.md":   "---\ntype: Table\n---\nOne row.\n",
+		".notes.md":          "hidden",
+		"images/logo.png":    "png",
+	})
+	data := storeArgs(t)
+	code, out, errOut := run(t, cmd(data, "import", dir)...)
+	if code != 0 || !strings.Contains(out, "ops-team ") || strings.Contains(out, "images") {
+		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
+	}
+	_, fromStore, _ := run(t, cmd(data, "manifest")...)
+	code, fromDir, errOut := run(t, "manifest", "--dir", dir)
+	if code != 0 || fromDir != fromStore || !strings.Contains(fromDir, "# bundles: ops-team shop\n") {
+		t.Errorf("--dir (exit %d, %s):\n%s\nimport:\n%s", code, errOut, fromDir, fromStore)
+	}
+}
+
 func TestReadCommandOutputs(t *testing.T) {
 	dir := twoBundles(t)
 	_, manifest, stats := run(t, "manifest", "--dir", dir, "--today", "2027-01-01")
@@ -63,8 +85,8 @@ func TestReadCommandOutputs(t *testing.T) {
 	if code != 1 || !strings.HasPrefix(out, "@@ shop/tables/orders#joins [0..") || !strings.HasSuffix(out, "@@ missing nope\n") {
 		t.Errorf("get with a missing id: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := run(t, "get", "--dir", dir, "tables/orders#nope"); code != 2 || !strings.Contains(errOut, "sections: schema joins") {
-		t.Errorf("unknown section: exit %d, %s", code, errOut)
+	if code, out, _ := run(t, "get", "--dir", dir, "tables/orders#nope"); code != 1 || !strings.HasPrefix(out, "@@ error tables/orders#nope: ") || !strings.Contains(out, "sections: schema joins") {
+		t.Errorf("unknown section: exit %d, %s", code, out)
 	}
 
 	_, hits, _ := run(t, "search", "--dir", dir, "-k", "1", "active customer")

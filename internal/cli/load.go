@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/load"
+	"github.com/okf-tools/okf/internal/dsn"
 )
 
 func newLoadCmd(e *env) *cobra.Command {
@@ -48,6 +48,10 @@ or a unique constraint. Everything runs in one transaction.
 			}
 			db := dbs[0]
 			opt := load.Options{EnumsFromMeanings: fromMeanings, AddMissingKeys: addKeys}
+			target, err := dsn.Parse(into)
+			if err != nil {
+				return usageError("--into %v", err)
+			}
 			var plan *load.Plan
 			switch {
 			case print == "postgres":
@@ -56,10 +60,10 @@ or a unique constraint. Everything runs in one transaction.
 				plan, err = load.SQLiteDDL(db, opt)
 			case print != "":
 				return usageError("--print %q: want postgres or sqlite", print)
-			case strings.HasPrefix(into, "postgres://") || strings.HasPrefix(into, "postgresql://"):
+			case target.Engine == dsn.Postgres:
 				plan, err = load.Postgres(c.Context(), into, db, opt)
-			case strings.HasPrefix(into, "sqlite:"):
-				plan, err = load.SQLite(c.Context(), strings.TrimPrefix(into, "sqlite:"), db, opt)
+			case target.Engine == dsn.SQLite:
+				plan, err = load.SQLite(c.Context(), target.Path, db, opt)
 			default:
 				return usageError("--into %q: want postgres://... or sqlite:<path>", into)
 			}

@@ -36,10 +36,17 @@ func TestLoadPrintsAndCreates(t *testing.T) {
 	if code, _, stderr := runOKF(t, "load", shopDocs, "--into", "sqlite:"+path); code != exitFail || !strings.Contains(stderr, "already exists") {
 		t.Errorf("second load into the same file: exit %d, %q", code, stderr)
 	}
+	// --into reads a DSN as every command does: a .db path is a SQLite file.
+	bare := filepath.Join(t.TempDir(), "bare.db")
+	if code, _, stderr := runOKF(t, "load", shopDocs, "--into", bare); code != 0 || !strings.Contains(stderr, "loaded shop: 3 tables") {
+		t.Errorf("--into %s: exit %d, %q", bare, code, stderr)
+	}
 	for _, args := range [][]string{
 		{"load", shopDocs},
 		{"load", shopDocs, "--print", "mysql"},
 		{"load", shopDocs, "--into", "mysql://x"},
+		{"load", shopDocs, "--into", "sqlite:"},
+		{"load", shopDocs, "--into", "shop"},
 		{"load", shopDocs, "--into", "sqlite:x.db", "--print", "sqlite"},
 	} {
 		if code, _, _ := runOKF(t, args...); code != exitUsage {

@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"io"
+
 	"github.com/spf13/cobra"
+
+	"github.com/okf-tools/okf/engine"
 )
 
 func newManifestCmd(e *env) *cobra.Command {
@@ -17,24 +21,25 @@ func newManifestCmd(e *env) *cobra.Command {
 id, bundle, kind, status, grain, summary and links. Rows are sorted by bundle
 then id, summaries are one line of at most 120 characters, and nothing in it
 depends on the clock except a status that reads "stale" once a concept's
-stale_after has passed. Its size and token count go to stderr.`,
+stale_after has passed. It is exactly what the manifest tool answers an
+agent. Its size and token count go to stderr.`,
 		Example: `  okf manifest --dir ./bundles              # every bundle folder under ./bundles
   okf manifest --dir ./bundles --bundle solar
   okf manifest --tenant acme                 # from the store`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			s, now, err := src.open(e, bundle)
+			v, now, err := src.open(e, bundle)
 			if err != nil {
 				return err
 			}
-			m, err := s.ManifestAt(bundle, now)
+			m, err := engine.Manifest(v, bundle, now)
 			if err != nil {
 				return err
 			}
-			if _, err := e.stdout.Write(m); err != nil {
+			if _, err := io.WriteString(e.stdout, m); err != nil {
 				return err
 			}
-			statLine(e.stderr, "manifest", m, s)
+			statLine(e.stderr, "manifest", []byte(m), v.Snap)
 			return nil
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/internal/dsn"
 	"github.com/okf-tools/okf/sqlguard"
 )
 
@@ -53,7 +54,7 @@ do more than read, 2 bad usage or configuration.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			if _, ok := sqlguard.SQLitePath(d.DSN); ok {
+			if p, _ := dsn.Parse(d.DSN); p.Engine == dsn.SQLite {
 				return usageError("%s is a SQLite file: it needs no preparing (the guard opens it read-only)", d.Name)
 			}
 			admin := firstNonEmpty(adminDSN, d.Guard.AdminDSN, os.Getenv(envAdminDSN))

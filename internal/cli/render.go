@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -8,6 +9,15 @@ import (
 
 	"github.com/okf-tools/okf/sqlguard"
 )
+
+// printJSON writes v as indented JSON, every --json output the same way:
+// snake_case fields (the types say so) and <, > and & left as they are.
+func printJSON(e *env, v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
 
 var sqlKeyword = regexp.MustCompile(`(?i)\b(SELECT|FROM|WHERE|JOIN|LEFT|RIGHT|INNER|OUTER|ON|GROUP|ORDER|BY|HAVING|LIMIT|OFFSET|WITH|AS|AND|OR|NOT|IN|IS|NULL|CASE|WHEN|THEN|ELSE|END|DISTINCT|UNION|ALL|COUNT|SUM|AVG|MIN|MAX|COALESCE|DESC|ASC)\b`)
 

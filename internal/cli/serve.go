@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/serve"
 	"github.com/okf-tools/okf/sqlguard"
@@ -35,7 +36,7 @@ type serveFlags struct {
 func (f *serveFlags) register(fs *pflag.FlagSet) {
 	f.src.register(fs)
 	fs.StringVar(&f.watch, "watch", "", "read this folder like --dir, and compile it again whenever its markdown changes")
-	fs.DurationVar(&f.debounce, "debounce", serve.DefaultDebounce, "with --watch, how long the folder must stay unchanged before it is compiled")
+	fs.DurationVar(&f.debounce, "debounce", engine.DefaultDebounce, "with --watch, how long the folder must stay unchanged before it is compiled")
 	fs.StringVar(&f.configPath, "config", config.DefaultFile, "configuration file naming the databases (and, for serve, tokens and limits)")
 	fs.StringVar(&f.auditPath, "audit", "", "append a JSON line per SQL statement to this file (default: the configuration's audit_log)")
 }
@@ -43,8 +44,8 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 // running is a server ready to serve, with what must be closed after.
 type running struct {
 	srv   *serve.Server
-	lib   *serve.Library
-	dbs   *serve.Databases
+	lib   *engine.Library
+	dbs   *engine.Databases
 	cfg   *config.Config
 	watch func(context.Context) error // nil unless --watch
 	close func()
@@ -52,7 +53,7 @@ type running struct {
 
 // start opens the knowledge, the databases and the audit log.
 func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, error), version string) (*running, error) {
-	serve.TuneGC()
+	engine.TuneGC()
 	if f.watch != "" && f.src.dir != "" {
 		return nil, usageError("--dir and --watch both name a folder: give one")
 	}
@@ -99,7 +100,7 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		if err != nil {
 			return nil, err
 		}
-		lib, st := serve.NewFolderLibrary(f.src.store.tenant, docs)
+		lib, st := engine.NewFolderLibrary(f.src.store.tenant, docs)
 		for _, d := range st.Diagnostics {
 			fmt.Fprintf(e.stderr, "warn: %s\n", d)
 		}
@@ -107,9 +108,9 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		if f.watch != "" {
 			dir := f.watch
 			r.watch = func(ctx context.Context) error {
-				return lib.Watch(ctx, dir, serve.WatchOptions{
+				return lib.Watch(ctx, dir, engine.WatchOptions{
 					Debounce: f.debounce,
-					Load:     func() ([]readmodel.Doc, error) { return docsFromDir(dir) },
+					Load:     func() ([]readmodel.Doc, error) { return engine.FolderDocs(dir) },
 					Report:   func(msg string) { fmt.Fprintln(e.stderr, msg) },
 				})
 			}
@@ -120,30 +121,29 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 			return nil, err
 		}
 		closers = append(closers, func() { st.Close() })
-		r.lib = serve.NewStoreLibrary(st)
+		r.lib = engine.NewStoreLibrary(st)
 	}
 	auditPath := f.auditPath
 	if auditPath == "" {
 		auditPath = cfg.AuditPath()
 	}
-	var audit *sqlguard.AuditLog
-	if auditPath != "" {
-		file, err := os.OpenFile(auditPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			return fail(fmt.Errorf("opening the audit log: %w", err))
-		}
-		closers = append(closers, func() { file.Close() })
-		audit = sqlguard.NewAuditLog(file)
+	audit, err := sqlguard.OpenAuditLog(auditPath)
+	if err != nil {
+		return fail(err)
 	}
-	var list []serve.Database
+	audit.OnError(func(err error) {
+		fmt.Fprintf(e.stderr, "okf: %v; entries may be missing from the audit log (serving on)\n", err)
+	})
+	closers = append(closers, func() { audit.Close() })
+	var list []engine.Database
 	for _, d := range cfg.Databases {
 		bundle := ""
 		if d.Bundle != "" {
 			bundle = filepath.Base(d.Bundle) // the bundle's name, not where it lies
 		}
-		list = append(list, serve.Database{Name: d.Name, Tenant: owners[d.Name], DSN: d.DSN, Bundle: bundle, Guard: d.Guard.Options()})
+		list = append(list, engine.Database{Name: d.Name, Tenant: owners[d.Name], DSN: d.DSN, Bundle: bundle, Guard: d.Guard.Options()})
 	}
-	r.dbs = serve.NewDatabases(list, audit, e.stderr)
+	r.dbs = engine.NewDatabases(list, audit, e.stderr)
 	closers = append(closers, func() { r.dbs.Close() })
 	r.srv, err = serve.New(serve.Options{
 		Library: r.lib, Databases: r.dbs, Grants: gs,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -114,6 +115,61 @@ func TestMCPStdio(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "tenant default: snapshot ") || !strings.Contains(stderr.String(), "read it whole once") {
 		t.Errorf("stderr = %s", stderr.String())
+	}
+}
+
+// lockedBuffer is a stderr a test reads while the server writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestMCPReportsAuditFailures: okf mcp says at once, on stderr, that the
+// audit log could not be written, once, and goes on serving.
+func TestMCPReportsAuditFailures(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	bundles := writeBundle(t, map[string]string{"heroes/hero.md": "---\ntype: Table\n---\nOne row per hero.\n"})
+	cfg := writeConfig(t, fmt.Sprintf("databases:\n  - name: heroes\n    dsn: sqlite:%s\n", sqliteDB(t)))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main([]string{"mcp", "--dir", bundles, "--config", cfg, "--audit", "/dev/full"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const report = "okf: writing the audit log: write /dev/full: no space left on device"
+	for i := range 2 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_sql", Arguments: map[string]any{"database": "heroes", "sql": "SELECT count(*) FROM hero"}})
+		if err != nil || res.IsError {
+			t.Fatalf("run_sql %d: %v %v", i, err, res)
+		}
+		if n := strings.Count(stderr.String(), report); n != 1 {
+			t.Errorf("after run_sql %d, stderr reports the failure %d times:\n%s", i, n, stderr.String())
+		}
+	}
+	cs.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("okf mcp exited %d: %s", code, stderr.String())
 	}
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
@@ -60,12 +59,7 @@ configuration.`,
 				return err
 			}
 			if asJSON {
-				out, err := json.MarshalIndent(res, "", "  ")
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprintf(e.stdout, "%s\n", out)
-				return err
+				return printJSON(e, res)
 			}
 			if shown <= 0 {
 				shown = db.Options().ShownRows
@@ -93,31 +87,20 @@ func openGuarded(ctx context.Context, configPath, ref, auditPath string) (*sqlgu
 	if err != nil {
 		return nil, nil, nil, &exitError{code: exitUsage, err: err}
 	}
-	var (
-		audit *sqlguard.AuditLog
-		file  *os.File
-	)
 	if auditPath == "" {
 		auditPath = cfg.AuditPath()
 	}
-	if auditPath != "" {
-		file, err = os.OpenFile(auditPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("opening the audit log: %w", err)
-		}
-		audit = sqlguard.NewAuditLog(file)
+	audit, err := sqlguard.OpenAuditLog(auditPath)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	db, err := sqlguard.Open(ctx, d.Name, d.DSN, d.Guard.Options(), audit)
 	if err != nil {
-		if file != nil {
-			file.Close()
-		}
+		audit.Close()
 		return nil, nil, nil, err
 	}
 	return db, audit, func() {
 		db.Close()
-		if file != nil {
-			file.Close()
-		}
+		audit.Close()
 	}, nil
 }

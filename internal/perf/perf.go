@@ -16,11 +16,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/internal/synth"
 	"github.com/okf-tools/okf/internal/tokens"
 	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/search"
-	"github.com/okf-tools/okf/serve"
 )
 
 // Result is one size's measurements. Durations are in milliseconds.
@@ -92,7 +92,7 @@ func Run(n, rounds int) (Result, error) {
 
 	// The serving side: open the stored snapshot, index it, answer, with
 	// the collector set as okf serve sets it.
-	serve.TuneGC()
+	engine.TuneGC()
 	snap, err := readmodel.Decode(enc)
 	if err != nil {
 		return r, err

@@ -1,6 +1,10 @@
 package perf
 
-import "testing"
+import (
+	"testing"
+
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
+)
 
 func TestRunMeasuresEverything(t *testing.T) {
 	r, err := Run(600, 1)

@@ -3,6 +3,8 @@ package scriptjson
 import (
 	"strings"
 	"testing"
+
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 )
 
 func TestMarshalCannotCloseTheScript(t *testing.T) {

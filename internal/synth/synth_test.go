@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/okf-tools/okf"
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 )
 
 func TestGenerateIsDeterministicAndConformant(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 )
 
 func TestCount(t *testing.T) {

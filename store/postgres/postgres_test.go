@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 	"github.com/okf-tools/okf/internal/pgtest"
 	"github.com/okf-tools/okf/store/postgres"
 	"github.com/okf-tools/okf/store/storetest"

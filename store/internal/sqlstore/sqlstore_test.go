@@ -1,6 +1,10 @@
 package sqlstore
 
-import "testing"
+import (
+	"testing"
+
+	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
+)
 
 func TestRebind(t *testing.T) {
 	got := Rebind(`SELECT a FROM t WHERE x = ? AND y IN (?, ?)`)

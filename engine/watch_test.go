@@ -1,7 +1,8 @@
-package serve
+package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,42 +13,13 @@ import (
 	"github.com/okf-tools/okf/readmodel"
 )
 
-// loadFolder reads dir as bundles: each subfolder one bundle, dot-folders
-// left out.
-func loadFolder(dir string) ([]readmodel.Doc, error) {
-	var docs []readmodel.Doc
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
-		}
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		bundle, path, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		content, err := os.ReadFile(p)
-		docs = append(docs, readmodel.Doc{Bundle: bundle, Path: path, Content: content})
-		return err
-	})
-	return docs, err
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestWatch: a change to the watched folder is compiled, and the next
-// search sees it; a change inside a dot-folder is not.
+// search sees it; a change the load does not read (in a dot-folder, a
+// hidden file, a link) is not.
 func TestWatch(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "sales", "orders.md"), "---\ntype: Table\ndescription: Orders.\n---\nOne row per order.\n")
-	docs, err := loadFolder(dir)
+	docs, err := FolderDocs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +32,7 @@ func TestWatch(t *testing.T) {
 	)
 	go func() {
 		done <- lib.Watch(ctx, dir, WatchOptions{Debounce: 50 * time.Millisecond, Poll: 10 * time.Millisecond,
-			Load: func() ([]readmodel.Doc, error) { return loadFolder(dir) },
+			Load: func() ([]readmodel.Doc, error) { return FolderDocs(dir) },
 			Report: func(s string) {
 				mu.Lock()
 				reports = append(reports, s)
@@ -79,11 +51,11 @@ func TestWatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hits, err := runSearch(v, searchRequest{Query: q})
+		hits, err := Search(v, SearchRequest{Query: q})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return searchText(v, hits, testNow)
+		return SearchText(v, hits, testNow)
 	}
 	// waitFor polls until the search answers as wanted; the deadline only
 	// keeps a broken watcher from hanging the test.
@@ -110,6 +82,14 @@ func TestWatch(t *testing.T) {
 	if after, _ := fingerprint(dir); after != before {
 		t.Error("a file in a dot-folder changed the fingerprint")
 	}
+	// Nor do a hidden file and a link, which the load does not read.
+	writeFile(t, filepath.Join(dir, "sales", ".draft.md"), "hidden\n")
+	if err := os.Symlink(filepath.Join(dir, "sales", "orders.md"), filepath.Join(dir, "sales", "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := fingerprint(dir); after != before {
+		t.Error("a hidden file or a link changed the fingerprint")
+	}
 	writeFile(t, filepath.Join(dir, "sales", "refunds.md"), "---\ntype: Table\ndescription: Refunds.\n---\nOne row per refund.\n")
 	waitFor("refund", true)
 	if err := os.Remove(filepath.Join(dir, "sales", "refunds.md")); err != nil {
@@ -120,5 +100,13 @@ func TestWatch(t *testing.T) {
 	defer mu.Unlock()
 	if len(reports) < 2 || !strings.HasPrefix(reports[0], "watch: snapshot ") {
 		t.Errorf("reports = %q", reports)
+	}
+}
+
+// writeFile writes content at path, making its folders.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := errors.Join(os.MkdirAll(filepath.Dir(path), 0o755), os.WriteFile(path, []byte(content), 0o644)); err != nil {
+		t.Fatal(err)
 	}
 }

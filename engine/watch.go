@@ -1,4 +1,4 @@
-package serve
+package engine
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
-	"strings"
+	"os"
 	"time"
 
+	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/readmodel"
 )
 
@@ -30,8 +30,8 @@ type WatchOptions struct {
 // DefaultDebounce is the quiet time Watch waits for by default.
 const DefaultDebounce = 300 * time.Millisecond
 
-// Watch polls a folder's markdown files (their paths, sizes and
-// modification times; dot-folders such as .git are skipped) until ctx ends.
+// Watch polls a folder's documents (their paths, sizes and modification
+// times, picked by okf.WalkFolder's rules) until ctx ends.
 // Once a change has held still for the debounce time, it loads the
 // documents and reloads the folder library, so the next read sees them. A
 // failed load is reported and the previous view kept.
@@ -93,22 +93,13 @@ func (l *Library) Watch(ctx context.Context, dir string, o WatchOptions) error {
 	}
 }
 
-// fingerprint sums the path, size and modification time of every markdown
-// file under dir, outside dot-folders.
+// fingerprint sums the path, size and modification time of every document
+// under dir, picked by okf.WalkFolder's rules as the load picks them.
 func fingerprint(dir string) (string, error) {
 	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+	err := okf.WalkFolder(os.DirFS(dir), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !okf.IsDocument(p) {
 			return err
-		}
-		if d.IsDir() {
-			if p != dir && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(d.Name(), ".md") {
-			return nil
 		}
 		info, err := d.Info()
 		if errors.Is(err, fs.ErrNotExist) {

@@ -1,4 +1,4 @@
-package serve
+package engine
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/okf-tools/okf/internal/dsn"
 	"github.com/okf-tools/okf/sqlguard"
 )
 
@@ -22,7 +23,7 @@ type Database struct {
 
 // Engine names the database's engine: "sqlite" or "postgres".
 func (d Database) Engine() string {
-	if _, ok := sqlguard.SQLitePath(d.DSN); ok {
+	if p, _ := dsn.Parse(d.DSN); p.Engine == dsn.SQLite {
 		return "sqlite"
 	}
 	return "postgres"
@@ -80,9 +81,9 @@ func (d *Databases) Query(ctx context.Context, tenant, caller, name, sql string)
 			names = append(names, db.Name)
 		}
 		if len(names) == 0 {
-			return nil, 0, badRequest("no database %q: this tenant has no databases", name)
+			return nil, 0, BadRequest("no database %q: this tenant has no databases", name)
 		}
-		return nil, 0, badRequest("no database %q: this tenant's databases are %s", name, strings.Join(names, ", "))
+		return nil, 0, BadRequest("no database %q: this tenant's databases are %s", name, strings.Join(names, ", "))
 	}
 	db, err := d.handle(ctx, *target)
 	if err != nil {
@@ -90,6 +91,18 @@ func (d *Databases) Query(ctx context.Context, tenant, caller, name, sql string)
 	}
 	res, err := db.Query(ctx, caller, sql)
 	return res, db.Options().ShownRows, err
+}
+
+// DB returns a tenant's guarded database, opening it now if it is not open
+// yet, so that a command fails before it starts work on a database it
+// cannot reach.
+func (d *Databases) DB(ctx context.Context, tenant, name string) (*sqlguard.DB, error) {
+	for _, db := range d.For(tenant) {
+		if db.Name == name {
+			return d.handle(ctx, db)
+		}
+	}
+	return nil, BadRequest("no database %q for tenant %s", name, tenant)
 }
 
 // handle returns the open guarded database, opening it on first use. The
@@ -103,8 +116,8 @@ func (d *Databases) handle(ctx context.Context, target Database) (*sqlguard.DB, 
 	}
 	db, err := sqlguard.Open(ctx, target.Name, target.DSN, target.Guard, d.audit)
 	if err != nil {
-		fmt.Fprintf(d.log, "okf serve: %v\n", err)
-		return nil, fmt.Errorf("database %s is unavailable (the server's log says why)", target.Name)
+		fmt.Fprintf(d.log, "okf: %v\n", err)
+		return nil, fmt.Errorf("database %s is unavailable (the log says why)", target.Name)
 	}
 	d.open[target.Name] = db
 	return db, nil

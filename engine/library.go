@@ -1,4 +1,4 @@
-package serve
+package engine
 
 import (
 	"context"
@@ -30,6 +30,10 @@ type View struct {
 	staleable []int // concepts with a stale_after date
 }
 
+// NewView is the view of a snapshot compiled outside a library: one
+// bundle of a tenant for an agent, a folder for a reading command.
+func NewView(tenant string, snap *readmodel.Snapshot) *View { return newView(tenant, snap, 0, nil) }
+
 func newView(tenant string, snap *readmodel.Snapshot, commit int64, diags []readmodel.Diagnostic) *View {
 	v := &View{Tenant: tenant, Snap: snap, Index: search.Build(snap), Commit: commit, Diagnostics: diags}
 	for i := range snap.Concepts {
@@ -58,7 +62,7 @@ func (v *View) ETag(now time.Time) string {
 }
 
 // ErrReadOnly is returned by writes to a library that reads a folder.
-var ErrReadOnly = errors.New("this server reads a folder, not the store: edit the files instead")
+var ErrReadOnly = errors.New("this knowledge is read from a folder, not the store: edit the files instead")
 
 // ErrNoTenant is returned for a tenant a folder library does not serve.
 var ErrNoTenant = errors.New("no such tenant here")
@@ -92,6 +96,11 @@ func NewFolderLibrary(tenant string, docs []readmodel.Doc) (*Library, readmodel.
 	l := &Library{folder: tenant, tenants: map[string]*tenantState{}}
 	st := l.Reload(docs)
 	return l, st
+}
+
+// Source is the current view of one tenant, as a toolbox reads it.
+func (l *Library) Source(tenant string) Source {
+	return func(ctx context.Context) (*View, error) { return l.View(ctx, tenant) }
 }
 
 // Writable reports whether the library takes writes (it reads a store).
@@ -128,7 +137,7 @@ func (l *Library) View(ctx context.Context, tenant string) (*View, error) {
 	}
 	if l.st == nil {
 		if tenant != l.folder {
-			return nil, fmt.Errorf("%w: tenant %s (this server reads one folder as tenant %s)", ErrNoTenant, tenant, l.folder)
+			return nil, fmt.Errorf("%w: tenant %s (a folder is read as the one tenant %s)", ErrNoTenant, tenant, l.folder)
 		}
 		return l.state(tenant).view.Load(), nil
 	}

@@ -1,0 +1,221 @@
+package eval_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/okf-tools/okf/eval"
+	"github.com/okf-tools/okf/llm"
+	"github.com/okf-tools/okf/sqlguard"
+	"github.com/okf-tools/okf/trace"
+)
+
+// fakeDB answers the queries it knows and fails the others.
+type fakeDB map[string]*sqlguard.Result
+
+func (db fakeDB) Query(_ context.Context, _, sql string) (*sqlguard.Result, error) {
+	if r, ok := db[sql]; ok {
+		return r, nil
+	}
+	return nil, fmt.Errorf("no such table in\n  %s", sql)
+}
+
+func rows(values ...any) *sqlguard.Result {
+	r := &sqlguard.Result{TotalKnown: true, Total: len(values)}
+	for _, v := range values {
+		r.Rows = append(r.Rows, []any{v})
+	}
+	return r
+}
+
+var db = fakeDB{
+	"SELECT name FROM hero":    rows("Batman", "Robin"),
+	"SELECT ROUND(0.5)":        rows(1.0),
+	"SELECT (power) FROM hero": rows(3.14159, 2.0),
+	"SELECT id FROM crowd":     {Rows: [][]any{{int64(1)}}, Total: eval.RowCap + 1, TotalKnown: true},
+}
+
+var tasks = []eval.Task{
+	{ID: "1", Database: "superhero", Text: "Who are the heroes?", Gold: "SELECT name FROM hero", Compare: eval.Comparison{BIRD: true}},
+	{ID: "2", Database: "superhero", Text: "Who is missing?", Gold: "SELECT name FROM missing", Compare: eval.Comparison{BIRD: true}},
+	{ID: "3", Database: "superhero", Text: "How strong?", Gold: "SELECT ROUND(power, 2) FROM hero", Compare: eval.Comparison{Decimal: 2}},
+	{ID: "4", Database: "superhero", Text: "Who is in the crowd?", Gold: "SELECT id FROM crowd", Compare: eval.Comparison{BIRD: true}},
+}
+
+// fakeAsker plays the agent: the model "gold" submits each task's gold
+// SQL, "wrong" a query with other rows (that fails without its ROUND
+// call), and "down" fails before
+// submitting anything. It keeps the records it made, as the run log does.
+type fakeAsker struct {
+	mu    sync.Mutex
+	asked []string
+	runs  []trace.Record
+	// interrupt, when set, cancels the eval as the nth question is asked.
+	interrupt int
+	cancel    context.CancelFunc
+}
+
+func (f *fakeAsker) Ask(ctx context.Context, t eval.Task, strategy, model string) (eval.Attempt, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, t.ID+" "+strategy+" "+model)
+	if len(f.asked) == f.interrupt {
+		f.cancel()
+		return eval.Attempt{}, ctx.Err()
+	}
+	rec := trace.Record{ID: fmt.Sprintf("run%d", len(f.runs)+1), Database: t.Database, Strategy: strategy, Model: model,
+		LLMCalls: 2, Usage: llm.Usage{Input: 1000, Output: 50}, StopReason: trace.Submitted}
+	cost := 0.25
+	rec.Cost = &cost
+	switch model {
+	case "gold":
+		rec.Answer = &trace.Answer{SQL: t.Gold}
+	case "wrong":
+		rec.Answer = &trace.Answer{SQL: "SELECT ROUND(0.5)"}
+		rec.SQLErrors = 1
+	default:
+		rec.StopReason, rec.Error, rec.Cost = trace.Failed, "the model is down", nil
+	}
+	a := eval.Attempt{Record: &rec, DB: db}
+	if rec.Answer != nil {
+		a.Rows, _ = db.Query(ctx, "agent", rec.Answer.SQL)
+	}
+	f.runs = append(f.runs, rec)
+	return a, nil
+}
+
+func readScores(t *testing.T, path string) []eval.Score {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []eval.Score
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var s eval.Score
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func runEval(t *testing.T, path string, a eval.Asker, models []string) (*eval.Runner, string) {
+	t.Helper()
+	r, err := eval.NewRunner(path, a, []string{"context"}, models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	var progress strings.Builder
+	if err := r.Run(context.Background(), tasks, 2, &progress); err != nil {
+		t.Fatal(err)
+	}
+	return r, progress.String()
+}
+
+// Every run is scored by its result against the gold one; a run that
+// fails, or cannot be compared, scores 0 with a note saying why.
+func TestRunnerScores(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
+	runEval(t, path, &fakeAsker{}, []string{"gold", "wrong", "down"})
+	type score struct {
+		correct    bool
+		stop, note string
+	}
+	got := map[string]score{}
+	for _, s := range readScores(t, path) {
+		if s.Database != "superhero" || s.Strategy != "context" || s.Run == "" {
+			t.Errorf("score %+v: want database superhero, strategy context and a run", s)
+		}
+		got[s.Task+" "+s.Model] = score{s.Correct, s.Stop, s.Note}
+	}
+	noSQL := score{false, trace.Failed, "no SQL submitted"}
+	want := map[string]score{
+		"1 gold":  {true, trace.Submitted, ""},
+		"1 wrong": {false, trace.Submitted, ""},
+		"1 down":  noSQL,
+		"2 gold":  {false, trace.Submitted, "gold SQL failed: no such table in SELECT name FROM missing"},
+		"2 wrong": {false, trace.Submitted, "gold SQL failed: no such table in SELECT name FROM missing"},
+		"2 down":  noSQL,
+		"3 gold":  {true, trace.Submitted, ""},
+		"3 wrong": {false, trace.Submitted, "the submitted SQL fails without ROUND: no such table in SELECT (0.5)"},
+		"3 down":  noSQL,
+		"4 gold":  {false, trace.Submitted, fmt.Sprintf("a result has more than %d rows", eval.RowCap)},
+		"4 wrong": {false, trace.Submitted, fmt.Sprintf("a result has more than %d rows", eval.RowCap)},
+		"4 down":  noSQL,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("scores:\n got %v\nwant %v", got, want)
+	}
+}
+
+// A run already in the results file is not asked again, and counts in
+// the totals with the run log's record of it.
+func TestRunnerResumes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
+	earlier := `{"task":"1","database":"superhero","strategy":"context","model":"gold","run":"earlier","correct":true,"stop_reason":"submitted"}` + "\n"
+	if err := os.WriteFile(path, []byte(earlier), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := &fakeAsker{}
+	_, progress := runEval(t, path, a, []string{"gold", "down"})
+	if len(a.asked) != 7 || strings.Contains(strings.Join(a.asked, ","), "1 context gold") {
+		t.Errorf("asked %v, want every run but 1 context gold", a.asked)
+	}
+	if !strings.HasPrefix(progress, "eval: 7 runs to do, 1 already scored\n") || !strings.Contains(progress, "/7] 3 context gold: submitted, correct\n") {
+		t.Errorf("progress:\n%s", progress)
+	}
+	if s := readScores(t, path); len(s) != 8 || s[0].Run != "earlier" {
+		t.Errorf("results file: %+v, want the earlier score then 7 new ones", s)
+	}
+
+	again := &fakeAsker{}
+	r, progress := runEval(t, path, again, []string{"gold", "down"})
+	if len(again.asked) != 0 || progress != "eval: 0 runs to do, 8 already scored\n" {
+		t.Errorf("a finished eval asked %v:\n%s", again.asked, progress)
+	}
+	cost := 0.25
+	runs := append(a.runs, trace.Record{ID: "earlier", LLMCalls: 1, Usage: llm.Usage{Input: 500, Output: 10}, Cost: &cost})
+	want := []eval.Totals{
+		{Strategy: "context", Model: "down", Scored: 4, Stops: map[string]int{trace.Failed: 4}, Calls: 8, In: 4000, Out: 200},
+		{Strategy: "context", Model: "gold", Scored: 4, Correct: 2, Stops: map[string]int{trace.Submitted: 4},
+			Calls: 7, In: 3500, Out: 160, Cost: 4 * cost, CostKnown: true},
+	}
+	if got := r.Totals(tasks, runs); !reflect.DeepEqual(got, want) {
+		t.Errorf("totals:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// An interrupted eval returns the context's error and leaves the run it
+// was asking unscored, so that the next one asks it again.
+func TestRunnerInterrupted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := &fakeAsker{interrupt: 2, cancel: cancel}
+	r, err := eval.NewRunner(path, a, []string{"context"}, []string{"gold"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var progress strings.Builder
+	if err := r.Run(ctx, tasks, 1, &progress); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want context.Canceled", err)
+	}
+	if s := readScores(t, path); len(a.asked) != 2 || len(s) != 1 || s[0].Task != "1" {
+		t.Errorf("asked %v, scored %+v: want task 1 scored and task 2 not", a.asked, s)
+	}
+}

@@ -1,0 +1,536 @@
+package readmodel
+
+import (
+	"strings"
+
+	"github.com/okf-tools/okf"
+)
+
+// The facts below are the contract between okf compile (compile/render.go
+// writes them) and whoever reads a snapshot: they are parsed here, once,
+// when a snapshot is built, so that no reader parses markdown for them. A
+// round-trip test renders a compile model and holds this parser to it.
+
+// TableFacts is what a table concept states about its table.
+type TableFacts struct {
+	// Columns are the rows of the Schema section's table, in order.
+	Columns []Column `json:"columns,omitempty"`
+	// PrimaryKey lists the key's columns in key order: the columns the
+	// schema marks "primary key", in the order the grain lists them when
+	// it lists exactly those.
+	PrimaryKey []string `json:"primary_key,omitempty"`
+	// ForeignKeys are the lines of the Joins section, in order.
+	ForeignKeys []ForeignKey `json:"foreign_keys,omitempty"`
+}
+
+// Column is one row of a Schema section. Its type and meaning are spans of
+// the body, read with Snapshot.Text: like sections, facts point into the
+// body rather than copy it, so a snapshot does not hold a schema twice.
+type Column struct {
+	Name string `json:"name"`
+	// Type is where the type is written, without the ", not null" or
+	// ", primary key" a row may add to it.
+	Type Span `json:"type"`
+	// NotNull is set when the row says "not null" or the column is part of
+	// the primary key.
+	NotNull bool `json:"not_null,omitempty"`
+	Meaning Span `json:"meaning"`
+}
+
+// Span is the byte range [start, end) of a fact in a concept's body.
+type Span [2]int
+
+// Text returns the text at a span of a concept's body, a table cell's
+// escaped pipes ("\|") read as pipes.
+func (s *Snapshot) Text(c *Concept, sp Span) string {
+	return unescapePipes(string(c.text[sp[0]:sp[1]]))
+}
+
+// ForeignKey is a reference from columns of a table to columns of another:
+// Columns[i] references RefColumns[i].
+type ForeignKey struct {
+	Columns []string `json:"columns"`
+	// Table is the referenced table's name as written.
+	Table string `json:"table"`
+	// Concept is the id of the referenced table's concept in the same
+	// bundle; "" when the bundle has none.
+	Concept    string   `json:"concept,omitempty"`
+	RefColumns []string `json:"ref_columns"`
+}
+
+// RuleFacts is what a concept that is not a table says it builds on.
+type RuleFacts struct {
+	// Uses are the lines of the Columns used section, in order.
+	Uses []ColumnUse `json:"uses,omitempty"`
+	// DependsOn are the ids of the concepts the Depends on section lists,
+	// in order.
+	DependsOn []string `json:"depends_on,omitempty"`
+}
+
+// ColumnUse is the columns of one table a rule uses.
+type ColumnUse struct {
+	// Concept is the id of the table's concept.
+	Concept string   `json:"concept"`
+	Columns []string `json:"columns,omitempty"`
+	// Through are the ids of the rules the rule reaches these columns
+	// through; empty when it names them itself.
+	Through []string `json:"through,omitempty"`
+}
+
+// readFacts reads the facts of a concept: table facts when its type names
+// a table or it has a Schema section, else rule facts when it states any.
+func readFacts(b *okf.Bundle, d *okf.Document, kind string) (*TableFacts, *RuleFacts) {
+	targets := linkTargets(b, d)
+	if _, ok := d.Section("schema"); ok || strings.Contains(kind, "table") {
+		return readTable(d, targets), nil
+	}
+	r := &RuleFacts{}
+	eachLine(d, "columns_used", func(line string, _, n int) {
+		if u, ok := parseUse(line, targets[n]); ok {
+			r.Uses = append(r.Uses, u)
+		}
+	})
+	eachLine(d, "depends_on", func(_ string, _, n int) {
+		// The first link of an item names what it is about.
+		if ts := targets[n]; len(ts) > 0 && ts[0] != "" {
+			r.DependsOn = append(r.DependsOn, ts[0])
+		}
+	})
+	if len(r.Uses) == 0 && len(r.DependsOn) == 0 {
+		return nil, nil
+	}
+	return nil, r
+}
+
+// linkTargets maps each file line to the concepts its links point at, in
+// order ("" for a link to no concept), as the format resolves links.
+func linkTargets(b *okf.Bundle, d *okf.Document) map[int][]string {
+	out := map[int][]string{}
+	for _, l := range d.Links {
+		out[l.Line] = append(out[l.Line], b.Target(l))
+	}
+	return out
+}
+
+// eachLine calls f with every line of a section, its offset in the body
+// and its file line number.
+func eachLine(d *okf.Document, slug string, f func(line string, off, n int)) {
+	sec, ok := d.Section(slug)
+	if !ok {
+		return
+	}
+	// One string for the section, sliced into lines: facts copy what they
+	// keep, so the section is not held.
+	text := string(d.Raw[sec.Start:sec.End])
+	off := sec.Start - d.BodyStart
+	for n := d.LineAt(sec.Start); len(text) > 0; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		f(strings.TrimSuffix(line, "\r"), off, n)
+		off += len(line) + 1
+		text = rest
+	}
+}
+
+// readTable reads a table's columns from the first table of its Schema
+// section, its key from the rows marked "primary key", and its foreign keys
+// from its Joins section.
+func readTable(d *okf.Document, targets map[int][]string) *TableFacts {
+	t := &TableFacts{}
+	var marked []string
+	rows := firstTable(d, "schema")
+	if len(rows) > 2 && isDelimiterRow(rows[1].text) {
+		name, typ, key, meaning := 0, -1, -1, -1
+		t.Columns = make([]Column, 0, len(rows)-2)
+		var cells [][2]int
+		for i, h := range splitRow(nil, rows[0].text) {
+			switch strings.ToLower(unescapePipes(rows[0].text[h[0]:h[1]])) {
+			case "column", "name", "field", "field name":
+				name = i
+			case "type", "data type":
+				typ = i
+			case "key", "keys":
+				key = i
+			case "meaning", "description":
+				meaning = i
+			}
+		}
+		for _, line := range rows[2:] {
+			cells = splitRow(cells[:0], line.text)
+			cell := func(i int) (string, Span) {
+				if i < 0 || i >= len(cells) {
+					return "", Span{}
+				}
+				return line.text[cells[i][0]:cells[i][1]], Span{line.off + cells[i][0], line.off + cells[i][1]}
+			}
+			nameText, _ := cell(name)
+			c := Column{Name: columnName(unescapePipes(nameText))}
+			if c.Name == "" {
+				continue
+			}
+			_, c.Meaning = cell(meaning)
+			typeText, typeAt := cell(typ)
+			cut, notNull, isKey := typeSuffixes(typeText)
+			c.Type, c.NotNull = Span{typeAt[0], typeAt[1] - cut}, notNull
+			if keyText, _ := cell(key); isKey || strings.Contains(strings.ToLower(keyText), "primary key") {
+				marked = append(marked, c.Name)
+				c.NotNull = true
+			}
+			t.Columns = append(t.Columns, c)
+		}
+	}
+	t.PrimaryKey = keyOrder(marked, grainList(d))
+	eachLine(d, "joins", func(line string, _, n int) {
+		if fk, ok := parseJoin(line, targets[n]); ok {
+			t.ForeignKeys = append(t.ForeignKeys, fk)
+		}
+	})
+	return t
+}
+
+// tableLine is one line of a markdown table and its offset in the body.
+type tableLine struct {
+	text string
+	off  int
+}
+
+// firstTable returns the lines of the first markdown table of a section:
+// its first run of lines that start with "|".
+func firstTable(d *okf.Document, slug string) []tableLine {
+	var rows []tableLine
+	done := false
+	eachLine(d, slug, func(line string, off, _ int) {
+		switch {
+		case done:
+		case strings.HasPrefix(strings.TrimSpace(line), "|"):
+			rows = append(rows, tableLine{line, off})
+		default:
+			done = len(rows) > 0
+		}
+	})
+	return rows
+}
+
+// splitRow appends to cells the byte ranges in a markdown table row of its
+// cells, trimmed; "\|" is a pipe inside a cell.
+func splitRow(cells [][2]int, s string) [][2]int {
+	start := strings.IndexByte(s, '|') + 1
+	for i := start; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '|':
+			cells = append(cells, trimmed(s, start, i))
+			start = i + 1
+		}
+	}
+	if last := trimmed(s, start, len(s)); last[0] < last[1] {
+		cells = append(cells, last)
+	}
+	return cells
+}
+
+// trimmed returns the range [start, end) of s without its outer spaces.
+func trimmed(s string, start, end int) [2]int {
+	for start < end && (s[start] == ' ' || s[start] == '\t') {
+		start++
+	}
+	for end > start && (s[end-1] == ' ' || s[end-1] == '\t') {
+		end--
+	}
+	return [2]int{start, end}
+}
+
+func unescapePipes(s string) string { return strings.ReplaceAll(s, `\|`, "|") }
+
+// isDelimiterRow reports whether a row is a table's header delimiter,
+// "|---|:--|".
+func isDelimiterRow(s string) bool {
+	for _, c := range splitRow(nil, s) {
+		if cell := s[c[0]:c[1]]; strings.Trim(cell, ":") == "" || strings.Trim(cell, "-:") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// columnName reads a name cell: a code span, or a name in bold or
+// italics. The name is copied, so that it does not hold its row.
+func columnName(s string) string {
+	if strings.HasPrefix(s, "`") {
+		if name, next, ok := readCode(s, 0); ok && next == len(s) {
+			return strings.Clone(name)
+		}
+	}
+	for _, mark := range []string{"**", "*"} {
+		if len(s) > 2*len(mark) && strings.HasPrefix(s, mark) && strings.HasSuffix(s, mark) {
+			return strings.Clone(strings.TrimSpace(s[len(mark) : len(s)-len(mark)]))
+		}
+	}
+	return strings.Clone(s)
+}
+
+// typeSuffixes reads the suffixes a row adds to a type, ", not null" (okf
+// compile) and ", primary key" (bundles that keep no key column), and
+// returns how many bytes they take at the cell's end.
+func typeSuffixes(s string) (cut int, notNull, key bool) {
+	for {
+		rest := strings.TrimRight(s[:len(s)-cut], " ")
+		switch {
+		case hasSuffixFold(rest, ", not null"):
+			notNull, cut = true, len(s)-len(rest)+len(", not null")
+		case hasSuffixFold(rest, ", primary key"):
+			key, cut = true, len(s)-len(rest)+len(", primary key")
+		default:
+			return len(s) - len(rest), notNull, key
+		}
+	}
+}
+
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
+}
+
+// grainList reads the grain as a list: a YAML list, or a scalar of
+// comma-separated names.
+func grainList(d *okf.Document) []string {
+	var out []string
+	for _, g := range strings.Split(listOrScalar(d, "grain"), ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// keyOrder orders the marked key columns as the grain lists them, when it
+// lists exactly those; the schema's order is not the key's.
+func keyOrder(marked, grain []string) []string {
+	if len(grain) != len(marked) || len(marked) == 0 {
+		return marked
+	}
+	out := make([]string, 0, len(grain))
+	for _, g := range grain {
+		for _, m := range marked {
+			if strings.EqualFold(m, g) {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	if len(out) != len(marked) {
+		return marked
+	}
+	return out
+}
+
+// parseJoin reads a Joins line: "* `a`, `b` reference `x`, `y` in
+// [t](/tables/t.md)." or, for a table the bundle lacks, "... in `t` (not a
+// table of this database).". targets are the line's link targets.
+func parseJoin(line string, targets []string) (ForeignKey, bool) {
+	in, ok := listItem(line)
+	if !ok {
+		return ForeignKey{}, false
+	}
+	var fk ForeignKey
+	i := 0
+	fk.Columns, i = codeList(in, i)
+	if i >= len(in) || in[i].kind != plain || (in[i].text != " references " && in[i].text != " reference ") {
+		return ForeignKey{}, false
+	}
+	fk.RefColumns, i = codeList(in, i+1)
+	if len(fk.Columns) == 0 || len(fk.Columns) != len(fk.RefColumns) ||
+		i+1 >= len(in) || in[i].kind != plain || in[i].text != " in " {
+		return ForeignKey{}, false
+	}
+	target := in[i+1]
+	switch {
+	case target.kind == plain:
+		return ForeignKey{}, false
+	case target.kind == link && len(targets) > 0:
+		fk.Concept = targets[0]
+	}
+	fk.Table = strings.Clone(target.text)
+	return fk, true
+}
+
+// parseUse reads a Columns used line: "* [t](/tables/t.md): `a`, `b`
+// (`b.path`)" or "* [t](/tables/t.md): `a`, through [R](/knowledge/r.md)".
+// Code spans in brackets are JSON paths inside a column, not columns.
+func parseUse(line string, targets []string) (ColumnUse, bool) {
+	in, ok := listItem(line)
+	if !ok || len(in) < 2 || in[0].kind != link || len(targets) == 0 || targets[0] == "" ||
+		in[1].kind != plain || !strings.HasPrefix(in[1].text, ":") {
+		return ColumnUse{}, false
+	}
+	u := ColumnUse{Concept: targets[0]}
+	depth, links, through := 0, 1, false
+	for _, x := range in[1:] {
+		switch x.kind {
+		case plain:
+			depth += strings.Count(x.text, "(") - strings.Count(x.text, ")")
+			through = through || depth == 0 && strings.Contains(x.text, "through ")
+		case codeSpan:
+			if depth == 0 && !through {
+				u.Columns = append(u.Columns, strings.Clone(x.text))
+			}
+		case link:
+			if through && links < len(targets) && targets[links] != "" {
+				u.Through = append(u.Through, targets[links])
+			}
+			links++
+		}
+	}
+	return u, true
+}
+
+// listItem returns the inline parts of a "* " or "- " list item.
+func listItem(line string) ([]inline, bool) {
+	s := strings.TrimSpace(line)
+	if !strings.HasPrefix(s, "* ") && !strings.HasPrefix(s, "- ") {
+		return nil, false
+	}
+	return inlines(s[2:]), true
+}
+
+// codeList reads "`a`, `b`, ..." from position i and returns the names
+// and the position after them.
+func codeList(in []inline, i int) ([]string, int) {
+	var names []string
+	for i < len(in) && in[i].kind == codeSpan {
+		names = append(names, strings.Clone(in[i].text))
+		i++
+		if i+1 < len(in) && in[i].kind == plain && in[i].text == ", " && in[i+1].kind == codeSpan {
+			i++
+		}
+	}
+	return names, i
+}
+
+type inlineKind int
+
+const (
+	plain inlineKind = iota
+	codeSpan
+	link
+)
+
+// inline is one part of a line: plain text (backslash escapes applied), a
+// code span's content, or a link's text. Images count as plain text, as
+// the format does not count them as links.
+type inline struct {
+	kind inlineKind
+	text string
+}
+
+// inlines splits one line of markdown into plain text, code spans and
+// links, as far as the lines okf compile writes need. Parts are slices of
+// the line unless an escape had to be removed.
+func inlines(s string) []inline {
+	var out []inline
+	start := 0 // where the pending plain text starts
+	add := func(end int, x inline) {
+		if start < end {
+			out = append(out, inline{plain, unescape(s[start:end])})
+		}
+		out = append(out, x)
+	}
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && isPunct(s[i+1]):
+			i += 2
+		case s[i] == '`':
+			// An unmatched run of backticks stays text.
+			content, next, ok := readCode(s, i)
+			if ok {
+				add(i, inline{codeSpan, content})
+				start = next
+			}
+			i = next
+		case s[i] == '[' && (i == 0 || s[i-1] != '!'):
+			label, next, ok := readLink(s, i)
+			if !ok {
+				i++
+				continue
+			}
+			add(i, inline{link, label})
+			i, start = next, next
+		default:
+			i++
+		}
+	}
+	if start < len(s) {
+		out = append(out, inline{plain, unescape(s[start:])})
+	}
+	return out
+}
+
+// unescape removes the backslashes of markdown's escapes.
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && isPunct(s[i+1]) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// readCode reads the code span whose opening backticks start at i. When
+// no run of as many backticks closes it, it returns the run's end.
+func readCode(s string, i int) (content string, next int, ok bool) {
+	n := 0
+	for i+n < len(s) && s[i+n] == '`' {
+		n++
+	}
+	fence := s[i : i+n]
+	for j := i + n; j < len(s); {
+		k := strings.Index(s[j:], fence)
+		if k < 0 {
+			break
+		}
+		k += j
+		end := k + n
+		if end < len(s) && s[end] == '`' {
+			for end < len(s) && s[end] == '`' {
+				end++
+			}
+			j = end
+			continue
+		}
+		c := s[i+n : k]
+		if len(c) >= 2 && c[0] == ' ' && c[len(c)-1] == ' ' && strings.Trim(c, " ") != "" {
+			c = c[1 : len(c)-1]
+		}
+		return c, end, true
+	}
+	return "", i + n, false
+}
+
+// readLink reads "[text](destination)" starting at i and returns its text,
+// unescaped.
+func readLink(s string, i int) (label string, next int, ok bool) {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '[':
+			return "", 0, false
+		case ']':
+			end := strings.IndexByte(s[j+1:], ')')
+			if !strings.HasPrefix(s[j+1:], "(") || end < 0 {
+				return "", 0, false
+			}
+			return unescape(s[i+1 : j]), j + 1 + end + 1, true
+		}
+	}
+	return "", 0, false
+}
+
+// isPunct reports whether markdown lets a backslash escape c.
+func isPunct(c byte) bool {
+	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
+}

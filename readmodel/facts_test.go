@@ -1,0 +1,228 @@
+package readmodel
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/okf-tools/okf/compile"
+)
+
+// roundTripDB is a compile model with what the facts must carry: single and
+// composite primary keys (one in an order that is not the schema's), single
+// and composite foreign keys, a key to a table the database lacks, types
+// with and without "not null", a key column the model does not call not
+// null, meanings with a pipe and without any, a column name with a
+// backtick, a JSON column, and rules that name columns directly, through a
+// JSON path and through another rule.
+func roundTripDB() *compile.Database {
+	return &compile.Database{
+		Name: "depot", Engine: "postgres",
+		Tables: []*compile.Table{
+			{
+				Name: "orders", PrimaryKey: []string{"ordid"},
+				Columns: []*compile.Column{
+					{Name: "ordid", Type: "integer", NotNull: true, Meaning: "Order number."},
+					{Name: "placed", Type: "timestamp without time zone", NotNull: true, Meaning: "When the order was placed."},
+					{Name: "channel", Type: "character varying", Meaning: "web | phone | store"},
+					{Name: "attrs", Type: "jsonb", Meaning: "Order attributes.", JSONFields: []compile.JSONField{{Path: "gift.wrapped", Meaning: "Gift wrapping asked for."}}},
+				},
+			},
+			{
+				Name: "order_lines", PrimaryKey: []string{"ordid", "lineno"},
+				Columns: []*compile.Column{
+					{Name: "lineno", Type: "smallint", Meaning: "Line within the order."},
+					{Name: "ordid", Type: "integer", NotNull: true, Meaning: "The order."},
+					{Name: "qty", Type: "integer", NotNull: true, Meaning: "Units ordered."},
+					{Name: "unitprice", Type: "numeric(10, 2)", Meaning: "Price of one unit."},
+					{Name: "odd`name", Type: "text"},
+				},
+				ForeignKeys: []compile.ForeignKey{{Columns: []string{"ordid"}, RefTable: "orders", RefColumns: []string{"ordid"}}},
+			},
+			{
+				Name: "shipments", PrimaryKey: []string{"shipid"},
+				Columns: []*compile.Column{
+					{Name: "shipid", Type: "integer", NotNull: true, Meaning: "Shipment number."},
+					{Name: "shipord", Type: "integer", NotNull: true, Meaning: "The order of the line shipped."},
+					{Name: "shipline", Type: "smallint", NotNull: true, Meaning: "The line shipped."},
+					{Name: "carrier", Type: "text", Meaning: "Carrier code."},
+					{Name: "shippeddt", Type: "date", Meaning: "Day the parcel left."},
+					{Name: "promisedt", Type: "date", Meaning: "Day promised to the customer."},
+				},
+				ForeignKeys: []compile.ForeignKey{
+					{Columns: []string{"shipord", "shipline"}, RefTable: "order_lines", RefColumns: []string{"ordid", "lineno"}},
+					{Columns: []string{"carrier"}, RefTable: "carriers", RefColumns: []string{"code"}},
+				},
+			},
+		},
+		Rules: []*compile.Rule{
+			{ID: 1, Name: "Line Revenue", Kind: compile.CalculationKind, Definition: "qty * unitprice"},
+			{ID: 2, Name: "Big Order", Kind: compile.DomainKind, Definition: "An order whose Line Revenue adds up to more than 1000.", DependsOn: []int{1}},
+			{ID: 3, Name: "Late Shipment", Kind: compile.DomainKind, Definition: "A shipment with shippeddt > promisedt."},
+			{ID: 4, Name: "Gift Order", Kind: compile.DomainKind, Definition: "An order whose attrs.gift.wrapped is true."},
+		},
+	}
+}
+
+// tableView is a table's facts with their spans read, to compare with what
+// a model says.
+type tableView struct {
+	Columns     []columnView
+	PrimaryKey  []string
+	ForeignKeys []ForeignKey
+}
+
+type columnView struct {
+	Name, Type string
+	NotNull    bool
+	Meaning    string
+}
+
+func view(s *Snapshot, c *Concept) *tableView {
+	if c.Table == nil {
+		return nil
+	}
+	v := &tableView{PrimaryKey: c.Table.PrimaryKey, ForeignKeys: c.Table.ForeignKeys}
+	for _, col := range c.Table.Columns {
+		v.Columns = append(v.Columns, columnView{col.Name, s.Text(c, col.Type), col.NotNull, s.Text(c, col.Meaning)})
+	}
+	return v
+}
+
+// modelFacts are the table facts the model states, as a snapshot must
+// carry them: a key column is never null.
+func modelFacts(db *compile.Database) map[string]*tableView {
+	out := map[string]*tableView{}
+	for _, t := range db.Tables {
+		f := &tableView{PrimaryKey: t.PrimaryKey}
+		for _, c := range t.Columns {
+			f.Columns = append(f.Columns, columnView{c.Name, c.Type, c.NotNull || t.IsKey(c.Name), c.Meaning})
+		}
+		for _, fk := range t.ForeignKeys {
+			concept := ""
+			if ref := db.Table(fk.RefTable); ref != nil {
+				concept = "tables/" + ref.Name
+			}
+			f.ForeignKeys = append(f.ForeignKeys, ForeignKey{Columns: fk.Columns, Table: fk.RefTable, Concept: concept, RefColumns: fk.RefColumns})
+		}
+		out["tables/"+t.Name] = f
+	}
+	return out
+}
+
+// The columns each rule names, as compile's linker finds them.
+var modelRuleFacts = map[string]*RuleFacts{
+	"knowledge/line-revenue": {Uses: []ColumnUse{{Concept: "tables/order_lines", Columns: []string{"qty", "unitprice"}}}},
+	"knowledge/big-order": {
+		Uses:      []ColumnUse{{Concept: "tables/order_lines", Columns: []string{"qty", "unitprice"}, Through: []string{"knowledge/line-revenue"}}},
+		DependsOn: []string{"knowledge/line-revenue"},
+	},
+	"knowledge/late-shipment": {Uses: []ColumnUse{{Concept: "tables/shipments", Columns: []string{"shippeddt", "promisedt"}}}},
+	"knowledge/gift-order":    {Uses: []ColumnUse{{Concept: "tables/orders", Columns: []string{"attrs"}}}},
+}
+
+// compiled renders a model with compile's renderer and reads its documents
+// into a snapshot.
+func compiled(t *testing.T, db *compile.Database) *Snapshot {
+	t.Helper()
+	b, err := compile.Build(db, compile.Options{Generator: "okf/test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []Doc
+	for _, p := range b.Paths() {
+		docs = append(docs, Doc{Bundle: b.Name, Path: p, Content: b.Files[p]})
+	}
+	s, st := Build("t", docs)
+	if len(st.Diagnostics) > 0 {
+		t.Fatalf("diagnostics: %v", st.Diagnostics)
+	}
+	return s
+}
+
+func TestFactsRoundTripThroughCompile(t *testing.T) {
+	db := roundTripDB()
+	s := compiled(t, db)
+	tables := modelFacts(db)
+	for i := range s.Concepts {
+		c := &s.Concepts[i]
+		if want, ok := tables[c.ID]; ok {
+			if got := view(s, c); !reflect.DeepEqual(got, want) || c.Rule != nil {
+				t.Errorf("%s: facts\n%s\nwant\n%s", c.ID, asJSON(got), asJSON(want))
+			}
+			delete(tables, c.ID)
+			continue
+		}
+		if c.Table != nil {
+			t.Errorf("%s is not a table but has table facts %s", c.ID, asJSON(c.Table))
+		}
+		if want := modelRuleFacts[c.ID]; !reflect.DeepEqual(c.Rule, want) {
+			t.Errorf("%s: rule facts\n%s\nwant\n%s", c.ID, asJSON(c.Rule), asJSON(want))
+		}
+	}
+	if len(tables) > 0 {
+		t.Errorf("no concept for tables %v", tables)
+	}
+}
+
+func TestFactsSurviveEncodeDecode(t *testing.T) {
+	s := compiled(t, roundTripDB())
+	again := compiled(t, roundTripDB())
+	if !bytes.Equal(s.Encode(), again.Encode()) || s.Digest != again.Digest {
+		t.Fatal("the same documents gave two encodings")
+	}
+	back, err := Decode(s.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Concepts, s.Concepts) || back.Digest != s.Digest {
+		t.Error("decoding changed the concepts or their facts")
+	}
+	ship, _ := back.Concept("tables/shipments")
+	if ship.Table == nil || len(ship.Table.ForeignKeys) == 0 || len(ship.Table.ForeignKeys[0].Columns) != 2 {
+		t.Errorf("the composite key did not survive: %s", asJSON(ship.Table))
+	}
+	// A span past its body must not decode into a snapshot that panics
+	// when read.
+	ship.Table.Columns[0].Meaning = Span{0, len(back.Body(ship)) + 1}
+	if _, err := Decode(back.Encode()); err == nil {
+		t.Error("decoded a column meaning outside its body")
+	}
+}
+
+func TestFactsOfOtherShapes(t *testing.T) {
+	// A schema that keeps the key in the type cell, names in bold, a
+	// grain that orders a composite key, and prose around the table.
+	table := "---\ntype: Table\ngrain: [b, a]\n---\n# Schema\n\nThe rows:\n\n" +
+		"| Name | Type | Description |\n| :--- | :--- | :--- |\n" +
+		"| **a** | text, primary key | First. |\n| **b** | int, NOT NULL, primary key | Second. |\n| c | int | Third \\| fourth. |\n\nAfter the table.\n"
+	s, _ := Build("t", []Doc{
+		{Bundle: "x", Path: "tables/t.md", Content: []byte(table)},
+		{Bundle: "x", Path: "tables/plain.md", Content: []byte("---\ntype: BigQuery Table\n---\nNo schema at all.\n")},
+		{Bundle: "x", Path: "notes/n.md", Content: []byte("---\ntype: Note\n---\n# Depends on\n\n* [missing](nope.md)\n* [t](../tables/t.md) and [plain](/tables/plain.md)\n")},
+	})
+	want := &tableView{
+		Columns: []columnView{
+			{"a", "text", true, "First."},
+			{"b", "int", true, "Second."},
+			{"c", "int", false, "Third | fourth."},
+		},
+		PrimaryKey: []string{"b", "a"},
+	}
+	if c, _ := s.Concept("tables/t"); !reflect.DeepEqual(view(s, c), want) {
+		t.Errorf("facts\n%s\nwant\n%s", asJSON(view(s, c)), asJSON(want))
+	}
+	if c, _ := s.Concept("tables/plain"); c.Table == nil || len(c.Table.Columns) != 0 {
+		t.Errorf("a table without a schema: %s", asJSON(c.Table))
+	}
+	if c, _ := s.Concept("notes/n"); c.Rule == nil || strings.Join(c.Rule.DependsOn, " ") != "tables/t" {
+		t.Errorf("depends on: %s", asJSON(c.Rule))
+	}
+}
+
+func asJSON(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
