@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -461,4 +462,21 @@ func WriteTable(w io.Writer, sums []Summary) error {
 			s.Database, s.Strategy, s.N, 100*s.Recall, 100*s.TRecall, mrr, s.Tokens, s.Billed, s.Calls)
 	}
 	return tw.Flush()
+}
+
+// MissingRules lists the gold rules of a question that a context pack of
+// bundle lacks: the concept id of each, or "rule N (not in the bundle)"
+// for a rule the bundle has no concept for.
+func (c *Corpus) MissingRules(bundle string, q Question, pack search.Pack) []string {
+	var missed []string
+	for _, id := range q.Rules {
+		cid, ok := c.RuleConcept[bundle][id]
+		switch {
+		case !ok:
+			missed = append(missed, fmt.Sprintf("rule %d (not in the bundle)", id))
+		case !slices.Contains(pack.Rules, bundle+"/"+cid):
+			missed = append(missed, cid)
+		}
+	}
+	return missed
 }

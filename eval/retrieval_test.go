@@ -2,6 +2,7 @@ package eval
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/okf-tools/okf/compile/livesqlbench"
 	"github.com/okf-tools/okf/internal/shareddata"
 	"github.com/okf-tools/okf/internal/tokens"
+	"github.com/okf-tools/okf/search"
 )
 
 // compileLiveSQLBench compiles every reconstructed LiveSQLBench database
@@ -90,5 +92,15 @@ func TestRetrievalTargets(t *testing.T) {
 	if all["raw"].Tokens <= all["manifest"].Tokens || all["manifest"].Tokens <= context.Tokens {
 		t.Errorf("tokens a question: raw %.0f, manifest %.0f, context %.0f: expected raw > manifest > context",
 			all["raw"].Tokens, all["manifest"].Tokens, context.Tokens)
+	}
+}
+
+func TestMissingRules(t *testing.T) {
+	c := &Corpus{RuleConcept: map[string]map[int]string{"shop": {1: "knowledge/paid-order", 2: "knowledge/active-customer"}}}
+	q := Question{Rules: []int{1, 2, 7}}
+	got := c.MissingRules("shop", q, search.Pack{Rules: []string{"shop/knowledge/paid-order"}})
+	want := []string{"knowledge/active-customer", "rule 7 (not in the bundle)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("missing = %q, want %q", got, want)
 	}
 }

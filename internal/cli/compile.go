@@ -1,20 +1,16 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf/compile"
-	"github.com/okf-tools/okf/compile/bird"
-	"github.com/okf-tools/okf/compile/catalog"
-	"github.com/okf-tools/okf/compile/livesqlbench"
+	"github.com/okf-tools/okf/compile/source"
 	"github.com/okf-tools/okf/internal/dsn"
 )
 
@@ -79,14 +75,20 @@ Exit status: 0 compiled (even with gaps), 1 bad input or gaps under
 				if len(args) == 1 {
 					dir = args[0]
 				}
-				db, err := readCatalog(ctx, from, schema, dir)
+				switch d, err := dsn.Parse(from); {
+				case err != nil:
+					return usageError("--from %v", err)
+				case d.Engine == dsn.None:
+					return usageError("--from %q: want postgres://... or sqlite:<path>", from)
+				}
+				db, err := source.ReadCatalog(ctx, from, schema, dir)
 				if err != nil {
 					return err
 				}
 				dbs = append(dbs, db)
 			} else {
 				for _, dir := range args {
-					found, err := readDatabases(ctx, dir)
+					found, err := source.Read(ctx, dir)
 					if err != nil {
 						return err
 					}
@@ -155,93 +157,6 @@ func generationTime(flag string) (time.Time, error) {
 		return time.Unix(secs, 0).UTC(), nil
 	}
 	return time.Time{}, nil
-}
-
-// readDatabases reads dir as one database, or else every database folder
-// directly inside it.
-func readDatabases(ctx context.Context, dir string) ([]*compile.Database, error) {
-	info, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", dir, err)
-	}
-	if !info.IsDir() {
-		return nil, fmt.Errorf("%s: not a folder", dir)
-	}
-	if db, ok, err := readDatabase(ctx, dir); ok || err != nil {
-		if err != nil {
-			return nil, err
-		}
-		return []*compile.Database{db}, nil
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", dir, err)
-	}
-	var dbs []*compile.Database
-	for _, en := range entries {
-		if !en.IsDir() || strings.HasPrefix(en.Name(), ".") {
-			continue
-		}
-		db, ok, err := readDatabase(ctx, filepath.Join(dir, en.Name()))
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			dbs = append(dbs, db)
-		}
-	}
-	if len(dbs) == 0 {
-		return nil, fmt.Errorf("%s: no database found (want <db>/<db>_schema.txt, or <db>/<db>.sqlite with database_description/), in it or in its folders", dir)
-	}
-	return dbs, nil
-}
-
-// readDatabase reads dir if it is a database folder of a known kind.
-func readDatabase(ctx context.Context, dir string) (*compile.Database, bool, error) {
-	switch {
-	case livesqlbench.IsDatabase(dir):
-		db, err := livesqlbench.Read(dir)
-		return db, true, err
-	case bird.IsDatabase(dir):
-		db, err := bird.Read(ctx, dir)
-		return db, true, err
-	}
-	return nil, false, nil
-}
-
-// readCatalog reads a database from its live catalog, then layers the
-// documentation in dir, if any, on top.
-func readCatalog(ctx context.Context, from, schema, dir string) (*compile.Database, error) {
-	source, err := dsn.Parse(from)
-	if err != nil {
-		return nil, usageError("--from %v", err)
-	}
-	var db *compile.Database
-	switch source.Engine {
-	case dsn.Postgres:
-		db, err = catalog.ReadPostgres(ctx, from, catalog.PostgresOptions{Schema: schema})
-	case dsn.SQLite:
-		db, err = catalog.ReadSQLite(ctx, source.Path)
-	default:
-		return nil, usageError("--from %q: want postgres://... or sqlite:<path>", from)
-	}
-	if err != nil || dir == "" {
-		return db, err
-	}
-	if descriptions := filepath.Join(dir, bird.DescriptionDir); isDir(descriptions) {
-		return db, bird.ApplyDescriptions(db, descriptions)
-	}
-	found, err := livesqlbench.ApplyDocs(db, dir)
-	if err == nil && !found {
-		err = fmt.Errorf("%s: no documentation to layer on the catalog (want %s/ or <db>%s / <db>%s named after the folder)",
-			dir, bird.DescriptionDir, livesqlbench.MeaningsSuffix, livesqlbench.RulesSuffix)
-	}
-	return db, err
-}
-
-func isDir(p string) bool {
-	info, err := os.Stat(p)
-	return err == nil && info.IsDir()
 }
 
 // gapReport is the JSON form of a run's gaps.

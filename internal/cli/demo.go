@@ -330,20 +330,7 @@ func (d *demo) knowledge(ctx context.Context) error {
 		if i == 0 {
 			first = pack
 		}
-		inPack := map[string]bool{}
-		for _, r := range pack.Rules {
-			inPack[r] = true
-		}
-		var missed []string
-		for _, id := range q.Rules {
-			cid, ok := corpus.RuleConcept[shop.Name][id]
-			switch {
-			case !ok:
-				missed = append(missed, fmt.Sprintf("rule %d (not in the bundle)", id))
-			case !inPack[shop.Name+"/"+cid]:
-				missed = append(missed, cid)
-			}
-		}
+		missed := corpus.MissingRules(shop.Name, q, pack)
 		if len(missed) > 0 {
 			misses = append(misses, fmt.Sprintf("%s's pack lacks %s", q.ID, strings.Join(missed, ", ")))
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/load"
+	"github.com/okf-tools/okf/compile/source"
 	"github.com/okf-tools/okf/internal/dsn"
 )
 
@@ -39,7 +40,7 @@ or a unique constraint. Everything runs in one transaction.
 			if (into == "") == (print == "") {
 				return usageError("load needs exactly one of --into and --print")
 			}
-			dbs, err := readDatabases(c.Context(), args[0])
+			dbs, err := source.Read(c.Context(), args[0])
 			if err != nil {
 				return err
 			}
