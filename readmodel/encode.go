@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unsafe"
 )
 
 // magic starts every encoded snapshot; the digit is the format version.
@@ -106,12 +107,16 @@ func Decode(b []byte) (*Snapshot, error) {
 		return nil, errors.New("readmodel: truncated snapshot")
 	}
 	s := &Snapshot{Tenant: h.Tenant, Bundles: h.Bundles, Concepts: make([]Concept, n)}
+	var cols columnArena
 	for i := range s.Concepts {
 		c := &s.Concepts[i]
 		if err := json.Unmarshal(r.part(), c); err != nil || r.err != nil {
 			return nil, fmt.Errorf("readmodel: snapshot concept %d: %w", i, errors.Join(r.err, err))
 		}
-		if err := readFactsPart(string(r.part()), c); err != nil || r.err != nil {
+		// The facts' strings point into b, as the bodies do, rather than
+		// copy it: b is the snapshot's for as long as the snapshot lives.
+		part := r.part()
+		if err := readFactsPart(unsafe.String(unsafe.SliceData(part), len(part)), c, &cols); err != nil || r.err != nil {
 			return nil, fmt.Errorf("readmodel: snapshot concept %d facts: %w", i, errors.Join(r.err, err))
 		}
 	}
@@ -146,12 +151,14 @@ func (c *Concept) factsWithin(n int) bool {
 		return true
 	}
 	for _, col := range c.Table.Columns {
-		if !within(col.Type, n) || !within(col.Meaning, n) {
+		if !within(spanInts(col.Type), n) || !within(spanInts(col.Meaning), n) {
 			return false
 		}
 	}
 	return true
 }
+
+func spanInts(sp Span) [2]int { return [2]int{int(sp[0]), int(sp[1])} }
 
 // reader takes length-prefixed parts off a snapshot's bytes.
 type reader struct {
@@ -248,9 +255,23 @@ func appendStrings(b []byte, ss []string) []byte {
 	return b
 }
 
-// readFactsPart decodes a facts part into a concept. Its strings share the
-// part's one string.
-func readFactsPart(part string, c *Concept) error {
+// columnArena hands out the column lists of a snapshot's tables from a
+// few large arrays: a snapshot holds hundreds of thousands of columns, and
+// one allocation each would cost a fifth more memory.
+type columnArena struct{ free []Column }
+
+func (a *columnArena) take(n int) []Column {
+	if n > len(a.free) {
+		a.free = make([]Column, max(n, 4096))
+	}
+	out := a.free[:n:n]
+	a.free = a.free[n:]
+	return out
+}
+
+// readFactsPart decodes a facts part into a concept, its columns from
+// cols. Its strings share part.
+func readFactsPart(part string, c *Concept, cols *columnArena) error {
 	if part == "" {
 		return nil
 	}
@@ -258,12 +279,16 @@ func readFactsPart(part string, c *Concept) error {
 	switch part[0] {
 	case tableTag:
 		t := &TableFacts{}
-		t.Columns = items(r, func(col *Column) {
-			col.Name = r.string()
-			col.Type = Span{r.int(), r.int()}
-			col.Meaning = Span{r.int(), r.int()}
-			col.NotNull = r.byte() == 1
-		})
+		if n := r.count(); n > 0 {
+			t.Columns = cols.take(n)
+			for i := range t.Columns {
+				col := &t.Columns[i]
+				col.Name = r.string()
+				col.Type = Span{r.offset(), r.offset()}
+				col.Meaning = Span{r.offset(), r.offset()}
+				col.NotNull = r.byte() == 1
+			}
+		}
 		t.PrimaryKey = r.strings()
 		t.ForeignKeys = items(r, func(fk *ForeignKey) {
 			fk.Columns, fk.Table, fk.Concept, fk.RefColumns = r.strings(), r.string(), r.string(), r.strings()
@@ -321,14 +346,14 @@ func (r *factsReader) count() int {
 	return int(n)
 }
 
-// int reads an offset into a body; Decode checks it against the body.
-func (r *factsReader) int() int {
+// offset reads an offset into a body; Decode checks it against the body.
+func (r *factsReader) offset() uint32 {
 	v := r.uvarint()
-	if v > math.MaxInt {
+	if v > math.MaxUint32 {
 		r.err = errors.New("offset out of range")
 		return 0
 	}
-	return int(v)
+	return uint32(v)
 }
 
 func (r *factsReader) byte() byte {

@@ -37,8 +37,12 @@ type Column struct {
 	Meaning Span `json:"meaning"`
 }
 
-// Span is the byte range [start, end) of a fact in a concept's body.
-type Span [2]int
+// Span is the byte range [start, end) of a fact in a concept's body. Its
+// offsets are 32 bits: a snapshot's columns are most of its objects, and a
+// body is never near 4 GB.
+type Span [2]uint32
+
+func span(start, end int) Span { return Span{uint32(start), uint32(end)} }
 
 // Text returns the text at a span of a concept's body, a table cell's
 // escaped pipes ("\|") read as pipes.
@@ -160,7 +164,7 @@ func readTable(d *okf.Document, targets map[int][]string) *TableFacts {
 				if i < 0 || i >= len(cells) {
 					return "", Span{}
 				}
-				return line.text[cells[i][0]:cells[i][1]], Span{line.off + cells[i][0], line.off + cells[i][1]}
+				return line.text[cells[i][0]:cells[i][1]], span(line.off+cells[i][0], line.off+cells[i][1])
 			}
 			nameText, _ := cell(name)
 			c := Column{Name: columnName(unescapePipes(nameText))}
@@ -170,7 +174,7 @@ func readTable(d *okf.Document, targets map[int][]string) *TableFacts {
 			_, c.Meaning = cell(meaning)
 			typeText, typeAt := cell(typ)
 			cut, notNull, isKey := typeSuffixes(typeText)
-			c.Type, c.NotNull = Span{typeAt[0], typeAt[1] - cut}, notNull
+			c.Type, c.NotNull = Span{typeAt[0], typeAt[1] - uint32(cut)}, notNull
 			if keyText, _ := cell(key); isKey || strings.Contains(strings.ToLower(keyText), "primary key") {
 				marked = append(marked, c.Name)
 				c.NotNull = true

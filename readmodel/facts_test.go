@@ -186,7 +186,7 @@ func TestFactsSurviveEncodeDecode(t *testing.T) {
 	}
 	// A span past its body must not decode into a snapshot that panics
 	// when read.
-	ship.Table.Columns[0].Meaning = Span{0, len(back.Body(ship)) + 1}
+	ship.Table.Columns[0].Meaning = Span{0, uint32(len(back.Body(ship)) + 1)}
 	if _, err := Decode(back.Encode()); err == nil {
 		t.Error("decoded a column meaning outside its body")
 	}
