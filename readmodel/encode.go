@@ -50,14 +50,11 @@ func (s *Snapshot) encodeTo(w io.Writer) {
 	io.WriteString(w, magic)
 	writeJSON(w, header{Tenant: s.Tenant, Bundles: s.Bundles})
 	writeLen(w, len(s.Concepts))
-	var facts []byte
 	for i := range s.Concepts {
-		c := s.Concepts[i]
-		c.Table, c.Rule = nil, nil
-		writeJSON(w, &c)
-		facts = appendFacts(facts[:0], &s.Concepts[i])
-		writeLen(w, len(facts))
-		w.Write(facts)
+		c := &s.Concepts[i]
+		writeJSON(w, c)
+		writeLen(w, len(c.facts))
+		io.WriteString(w, c.facts)
 	}
 	writeLen(w, len(s.Manifest))
 	w.Write(s.Manifest)
@@ -107,18 +104,15 @@ func Decode(b []byte) (*Snapshot, error) {
 		return nil, errors.New("readmodel: truncated snapshot")
 	}
 	s := &Snapshot{Tenant: h.Tenant, Bundles: h.Bundles, Concepts: make([]Concept, n)}
-	var cols columnArena
 	for i := range s.Concepts {
 		c := &s.Concepts[i]
 		if err := json.Unmarshal(r.part(), c); err != nil || r.err != nil {
 			return nil, fmt.Errorf("readmodel: snapshot concept %d: %w", i, errors.Join(r.err, err))
 		}
-		// The facts' strings point into b, as the bodies do, rather than
-		// copy it: b is the snapshot's for as long as the snapshot lives.
+		// The facts point into b, as the bodies do, rather than copy it: b
+		// is the snapshot's for as long as the snapshot lives.
 		part := r.part()
-		if err := readFactsPart(unsafe.String(unsafe.SliceData(part), len(part)), c, &cols); err != nil || r.err != nil {
-			return nil, fmt.Errorf("readmodel: snapshot concept %d facts: %w", i, errors.Join(r.err, err))
-		}
+		c.facts = unsafe.String(unsafe.SliceData(part), len(part))
 	}
 	s.Manifest = r.part()
 	text := r.part()
@@ -131,7 +125,16 @@ func Decode(b []byte) (*Snapshot, error) {
 	s.textSize = len(text)
 	for i := range s.Concepts {
 		c := &s.Concepts[i]
-		if !within(c.Row, len(s.Manifest)) || !within(c.Body, len(text)) || !c.factsWithin(c.Body[1]-c.Body[0]) {
+		if !within(c.Row, len(s.Manifest)) || !within(c.Body, len(text)) {
+			return nil, fmt.Errorf("readmodel: concept %s/%s has ranges outside the snapshot", c.Bundle, c.ID)
+		}
+		// The facts are read on demand, so they are read once here, to
+		// refuse a snapshot they do not fit rather than fail a reader.
+		t, _, err := decodeFacts(c.facts)
+		if err != nil {
+			return nil, fmt.Errorf("readmodel: concept %s/%s facts: %w", c.Bundle, c.ID, err)
+		}
+		if !t.within(c.Body[1] - c.Body[0]) {
 			return nil, fmt.Errorf("readmodel: concept %s/%s has ranges outside the snapshot", c.Bundle, c.ID)
 		}
 		c.text = text[c.Body[0]:c.Body[1]]
@@ -144,13 +147,13 @@ func Decode(b []byte) (*Snapshot, error) {
 // within reports whether a range lies inside n bytes.
 func within(r [2]int, n int) bool { return 0 <= r[0] && r[0] <= r[1] && r[1] <= n }
 
-// factsWithin reports whether the spans of a concept's facts lie inside a
-// body of n bytes.
-func (c *Concept) factsWithin(n int) bool {
-	if c.Table == nil {
+// within reports whether the spans of a table's facts lie inside a body of
+// n bytes; no facts lie inside any body.
+func (t *TableFacts) within(n int) bool {
+	if t == nil {
 		return true
 	}
-	for _, col := range c.Table.Columns {
+	for _, col := range t.Columns {
 		if !within(spanInts(col.Type), n) || !within(spanInts(col.Meaning), n) {
 			return false
 		}
@@ -204,10 +207,9 @@ const (
 	ruleTag  = 'r'
 )
 
-func appendFacts(b []byte, c *Concept) []byte {
+func appendFacts(b []byte, t *TableFacts, r *RuleFacts) []byte {
 	switch {
-	case c.Table != nil:
-		t := c.Table
+	case t != nil:
 		b = append(b, tableTag)
 		b = binary.AppendUvarint(b, uint64(len(t.Columns)))
 		for _, col := range t.Columns {
@@ -230,15 +232,15 @@ func appendFacts(b []byte, c *Concept) []byte {
 			b = appendString(b, fk.Concept)
 			b = appendStrings(b, fk.RefColumns)
 		}
-	case c.Rule != nil:
+	case r != nil:
 		b = append(b, ruleTag)
-		b = binary.AppendUvarint(b, uint64(len(c.Rule.Uses)))
-		for _, u := range c.Rule.Uses {
+		b = binary.AppendUvarint(b, uint64(len(r.Uses)))
+		for _, u := range r.Uses {
 			b = appendString(b, u.Concept)
 			b = appendStrings(b, u.Columns)
 			b = appendStrings(b, u.Through)
 		}
-		b = appendStrings(b, c.Rule.DependsOn)
+		b = appendStrings(b, r.DependsOn)
 	}
 	return b
 }
@@ -255,59 +257,46 @@ func appendStrings(b []byte, ss []string) []byte {
 	return b
 }
 
-// columnArena hands out the column lists of a snapshot's tables from a
-// few large arrays: a snapshot holds hundreds of thousands of columns, and
-// one allocation each would cost a fifth more memory.
-type columnArena struct{ free []Column }
-
-func (a *columnArena) take(n int) []Column {
-	if n > len(a.free) {
-		a.free = make([]Column, max(n, 4096))
-	}
-	out := a.free[:n:n]
-	a.free = a.free[n:]
-	return out
-}
-
-// readFactsPart decodes a facts part into a concept, its columns from
-// cols. Its strings share part.
-func readFactsPart(part string, c *Concept, cols *columnArena) error {
+// decodeFacts decodes a facts part: table facts, rule facts or neither.
+// Its strings share part.
+func decodeFacts(part string) (*TableFacts, *RuleFacts, error) {
 	if part == "" {
-		return nil
+		return nil, nil, nil
 	}
+	var (
+		t  *TableFacts
+		rf *RuleFacts
+	)
 	r := &factsReader{rest: part[1:]}
 	switch part[0] {
 	case tableTag:
-		t := &TableFacts{}
-		if n := r.count(); n > 0 {
-			t.Columns = cols.take(n)
-			for i := range t.Columns {
-				col := &t.Columns[i]
-				col.Name = r.string()
-				col.Type = Span{r.offset(), r.offset()}
-				col.Meaning = Span{r.offset(), r.offset()}
-				col.NotNull = r.byte() == 1
-			}
-		}
+		t = &TableFacts{}
+		t.Columns = items(r, func(col *Column) {
+			col.Name = r.string()
+			col.Type = Span{r.offset(), r.offset()}
+			col.Meaning = Span{r.offset(), r.offset()}
+			col.NotNull = r.byte() == 1
+		})
 		t.PrimaryKey = r.strings()
 		t.ForeignKeys = items(r, func(fk *ForeignKey) {
 			fk.Columns, fk.Table, fk.Concept, fk.RefColumns = r.strings(), r.string(), r.string(), r.strings()
 		})
-		c.Table = t
 	case ruleTag:
-		rf := &RuleFacts{}
+		rf = &RuleFacts{}
 		rf.Uses = items(r, func(u *ColumnUse) {
 			u.Concept, u.Columns, u.Through = r.string(), r.strings(), r.strings()
 		})
 		rf.DependsOn = r.strings()
-		c.Rule = rf
 	default:
-		return fmt.Errorf("unknown facts tag %q", part[0])
+		return nil, nil, fmt.Errorf("unknown facts tag %q", part[0])
 	}
 	if r.err == nil && r.rest != "" {
 		r.err = errors.New("trailing bytes")
 	}
-	return r.err
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	return t, rf, nil
 }
 
 // factsReader takes the fields of a facts part off its front; the first

@@ -81,6 +81,31 @@ type ColumnUse struct {
 	Through []string `json:"through,omitempty"`
 }
 
+// Table returns what a concept that describes a table states about it: set
+// when its type names a table or it has a Schema section, else nil. Each
+// call decodes the facts anew; the caller may keep and change the result.
+func (c *Concept) Table() *TableFacts {
+	if !c.IsTable() {
+		return nil
+	}
+	t, _, _ := decodeFacts(c.facts)
+	return t
+}
+
+// IsTable reports whether the concept describes a table, as Table() != nil
+// does, without decoding its facts.
+func (c *Concept) IsTable() bool { return c.facts != "" && c.facts[0] == tableTag }
+
+// Rule returns the columns and rules a concept that is not a table says it
+// uses; nil when it says none. Like Table, each call decodes anew.
+func (c *Concept) Rule() *RuleFacts {
+	if c.facts == "" || c.facts[0] != ruleTag {
+		return nil
+	}
+	_, r, _ := decodeFacts(c.facts)
+	return r
+}
+
 // readFacts reads the facts of a concept: table facts when its type names
 // a table or it has a Schema section, else rule facts when it states any.
 func readFacts(b *okf.Bundle, d *okf.Document, kind string) (*TableFacts, *RuleFacts) {

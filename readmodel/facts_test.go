@@ -81,11 +81,12 @@ type columnView struct {
 }
 
 func view(s *Snapshot, c *Concept) *tableView {
-	if c.Table == nil {
+	facts := c.Table()
+	if facts == nil {
 		return nil
 	}
-	v := &tableView{PrimaryKey: c.Table.PrimaryKey, ForeignKeys: c.Table.ForeignKeys}
-	for _, col := range c.Table.Columns {
+	v := &tableView{PrimaryKey: facts.PrimaryKey, ForeignKeys: facts.ForeignKeys}
+	for _, col := range facts.Columns {
 		v.Columns = append(v.Columns, columnView{col.Name, s.Text(c, col.Type), col.NotNull, s.Text(c, col.Meaning)})
 	}
 	return v
@@ -149,17 +150,17 @@ func TestFactsRoundTripThroughCompile(t *testing.T) {
 	for i := range s.Concepts {
 		c := &s.Concepts[i]
 		if want, ok := tables[c.ID]; ok {
-			if got := view(s, c); !reflect.DeepEqual(got, want) || c.Rule != nil {
+			if got := view(s, c); !reflect.DeepEqual(got, want) || c.Rule() != nil {
 				t.Errorf("%s: facts\n%s\nwant\n%s", c.ID, asJSON(got), asJSON(want))
 			}
 			delete(tables, c.ID)
 			continue
 		}
-		if c.Table != nil {
-			t.Errorf("%s is not a table but has table facts %s", c.ID, asJSON(c.Table))
+		if c.Table() != nil || c.IsTable() {
+			t.Errorf("%s is not a table but has table facts %s", c.ID, asJSON(c.Table()))
 		}
-		if want := modelRuleFacts[c.ID]; !reflect.DeepEqual(c.Rule, want) {
-			t.Errorf("%s: rule facts\n%s\nwant\n%s", c.ID, asJSON(c.Rule), asJSON(want))
+		if want := modelRuleFacts[c.ID]; !reflect.DeepEqual(c.Rule(), want) {
+			t.Errorf("%s: rule facts\n%s\nwant\n%s", c.ID, asJSON(c.Rule()), asJSON(want))
 		}
 	}
 	if len(tables) > 0 {
@@ -181,12 +182,14 @@ func TestFactsSurviveEncodeDecode(t *testing.T) {
 		t.Error("decoding changed the concepts or their facts")
 	}
 	ship, _ := back.Concept("tables/shipments")
-	if ship.Table == nil || len(ship.Table.ForeignKeys) == 0 || len(ship.Table.ForeignKeys[0].Columns) != 2 {
-		t.Errorf("the composite key did not survive: %s", asJSON(ship.Table))
+	facts := ship.Table()
+	if facts == nil || len(facts.ForeignKeys) == 0 || len(facts.ForeignKeys[0].Columns) != 2 {
+		t.Fatalf("the composite key did not survive: %s", asJSON(facts))
 	}
 	// A span past its body must not decode into a snapshot that panics
 	// when read.
-	ship.Table.Columns[0].Meaning = Span{0, uint32(len(back.Body(ship)) + 1)}
+	facts.Columns[0].Meaning = Span{0, uint32(len(back.Body(ship)) + 1)}
+	ship.facts = string(appendFacts(nil, facts, nil))
 	if _, err := Decode(back.Encode()); err == nil {
 		t.Error("decoded a column meaning outside its body")
 	}
@@ -214,11 +217,11 @@ func TestFactsOfOtherShapes(t *testing.T) {
 	if c, _ := s.Concept("tables/t"); !reflect.DeepEqual(view(s, c), want) {
 		t.Errorf("facts\n%s\nwant\n%s", asJSON(view(s, c)), asJSON(want))
 	}
-	if c, _ := s.Concept("tables/plain"); c.Table == nil || len(c.Table.Columns) != 0 {
-		t.Errorf("a table without a schema: %s", asJSON(c.Table))
+	if c, _ := s.Concept("tables/plain"); c.Table() == nil || len(c.Table().Columns) != 0 {
+		t.Errorf("a table without a schema: %s", asJSON(c.Table()))
 	}
-	if c, _ := s.Concept("notes/n"); c.Rule == nil || strings.Join(c.Rule.DependsOn, " ") != "tables/t" {
-		t.Errorf("depends on: %s", asJSON(c.Rule))
+	if c, _ := s.Concept("notes/n"); c.Rule() == nil || strings.Join(c.Rule().DependsOn, " ") != "tables/t" {
+		t.Errorf("depends on: %s", asJSON(c.Rule()))
 	}
 }
 

@@ -58,14 +58,13 @@ type Concept struct {
 	Body [2]int `json:"body"`
 	// Sections are the body's sections, with offsets relative to the body.
 	Sections []Section `json:"sections,omitempty"`
-	// Table is what a concept that describes a table states about it: set
-	// when its type names a table or it has a Schema section, else nil.
-	Table *TableFacts `json:"table,omitempty"`
-	// Rule is the columns and rules any other concept says it uses; nil
-	// when it says none.
-	Rule *RuleFacts `json:"rule,omitempty"`
 
 	text []byte // the body bytes
+	// facts is the concept's table or rule facts, encoded as a snapshot
+	// encodes them and read on demand (Table, Rule): only a context pack
+	// reads them, a few concepts at a time, and decoded they would be most
+	// of a large snapshot's objects.
+	facts string
 }
 
 // Section is a heading-addressed part of a body.
@@ -311,7 +310,8 @@ func compileConcept(bundleName string, b *okf.Bundle, d *okf.Document) (Concept,
 	for _, sec := range d.Sections {
 		c.Sections = append(c.Sections, Section{Slug: sec.Slug, Start: sec.Start - d.BodyStart, End: sec.End - d.BodyStart})
 	}
-	c.Table, c.Rule = readFacts(b, d, c.Kind)
+	t, r := readFacts(b, d, c.Kind)
+	c.facts = string(appendFacts(nil, t, r))
 	return c, diags
 }
 

@@ -87,7 +87,7 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 			break
 		}
 		i := cand.i
-		if s.Concepts[i].Table != nil || contains(rules, i) {
+		if s.Concepts[i].IsTable() || contains(rules, i) {
 			continue
 		}
 		if !cand.named {
@@ -130,7 +130,7 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 			break
 		}
 		i := ix.position0(h.Concept)
-		if h.Concept.Table == nil || cols[i] != nil || h.Score < minRel*top {
+		if !h.Concept.IsTable() || cols[i] != nil || h.Score < minRel*top {
 			continue
 		}
 		tryCols := copyCols(cols)
@@ -314,7 +314,7 @@ func (ix *Index) namedRules(question, bundle string) []int {
 		ix.titleWords = make([][2][]string, len(ix.snap.Concepts))
 		for i := range ix.snap.Concepts {
 			c := &ix.snap.Concepts[i]
-			if c.Table != nil {
+			if c.IsTable() {
 				continue
 			}
 			name, abbr, _ := strings.Cut(c.Title, "(")
@@ -389,11 +389,12 @@ func (ix *Index) dependsOn(i int) []int {
 		seen[j] = true
 		out = append(out, j)
 		c := &ix.snap.Concepts[j]
-		if c.Rule == nil {
+		rule := c.Rule()
+		if rule == nil {
 			return
 		}
-		for _, id := range c.Rule.DependsOn {
-			if d, ok := ix.snap.LookupIn(c.Bundle, id); ok && ix.snap.Concepts[d].Table == nil {
+		for _, id := range rule.DependsOn {
+			if d, ok := ix.snap.LookupIn(c.Bundle, id); ok && !ix.snap.Concepts[d].IsTable() {
 				walk(d)
 			}
 		}
@@ -406,12 +407,13 @@ func (ix *Index) dependsOn(i int) []int {
 func (ix *Index) columnsUsed(i int) map[int]map[string]bool {
 	out := map[int]map[string]bool{}
 	c := &ix.snap.Concepts[i]
-	if c.Rule == nil {
+	rule := c.Rule()
+	if rule == nil {
 		return out
 	}
-	for _, u := range c.Rule.Uses {
+	for _, u := range rule.Uses {
 		t, ok := ix.snap.LookupIn(c.Bundle, u.Concept)
-		if !ok || ix.snap.Concepts[t].Table == nil {
+		if !ok || !ix.snap.Concepts[t].IsTable() {
 			continue
 		}
 		if out[t] == nil {
@@ -433,12 +435,12 @@ func (ix *Index) schemaRows(t int, cols map[string]bool) string {
 		grain = " (key " + c.Grain + ")"
 	}
 	out := fmt.Sprintf("\n### %s%s\n", tableName(c), grain)
-	facts := c.Table
+	facts := c.Table()
 	var rows []string
 	for _, col := range facts.Columns {
 		key := containsFold(facts.PrimaryKey, col.Name)
 		if cols[strings.ToLower(col.Name)] || key {
-			rows = append(rows, ix.schemaRow(c, col, key))
+			rows = append(rows, ix.schemaRow(c, facts, col, key))
 		}
 	}
 	if len(rows) == 0 {
@@ -449,7 +451,7 @@ func (ix *Index) schemaRows(t int, cols map[string]bool) string {
 
 // schemaRow renders a column's row: its name, type (with "not null" when
 // it is not a key column), key and meaning.
-func (ix *Index) schemaRow(c *readmodel.Concept, col readmodel.Column, key bool) string {
+func (ix *Index) schemaRow(c *readmodel.Concept, facts *readmodel.TableFacts, col readmodel.Column, key bool) string {
 	typ := ix.snap.Text(c, col.Type)
 	if col.NotNull && !key {
 		typ += ", not null"
@@ -458,7 +460,7 @@ func (ix *Index) schemaRow(c *readmodel.Concept, col readmodel.Column, key bool)
 	if key {
 		keys = append(keys, "primary key")
 	}
-	for _, fk := range c.Table.ForeignKeys {
+	for _, fk := range facts.ForeignKeys {
 		for i, fc := range fk.Columns {
 			if strings.EqualFold(fc, col.Name) {
 				keys = append(keys, "references "+fk.Table+"."+fk.RefColumns[i])
@@ -520,10 +522,11 @@ func (ix *Index) joins(t int) []join {
 		ix.fk = make([][]join, len(ix.snap.Concepts))
 		for i := range ix.snap.Concepts {
 			c := &ix.snap.Concepts[i]
-			if c.Table == nil {
+			facts := c.Table()
+			if facts == nil {
 				continue
 			}
-			for _, fk := range c.Table.ForeignKeys {
+			for _, fk := range facts.ForeignKeys {
 				if to, ok := ix.snap.LookupIn(c.Bundle, fk.Concept); ok {
 					ix.fk[i] = append(ix.fk[i], join{from: i, to: to, fromCols: lower(fk.Columns), toCols: lower(fk.RefColumns)})
 				}
