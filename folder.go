@@ -1,11 +1,15 @@
 package okf
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // The rules by which okf reads folders as bundles live here alone, so that
@@ -74,8 +78,88 @@ func inFolder(dir string, f func(fs.FS) error) error {
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	return f(root.FS())
+	fsys := &folderFS{top: root}
+	defer fsys.close()
+	return f(fsys)
+}
+
+// folderFS is the file system of an os.Root that keeps the folder it last
+// opened a file in open as a root of its own. A path through a root costs a
+// system call for each of its folders, and a walk reads a folder's files
+// one after another: so a file costs one open, not one a folder. One folder
+// is kept, so a tree of any width holds two descriptors.
+type folderFS struct {
+	top *os.Root
+
+	mu       sync.Mutex
+	lastDir  string
+	lastRoot *os.Root
+}
+
+func (f *folderFS) Open(name string) (fs.File, error) { return f.open(name) }
+
+func (f *folderFS) open(name string) (*os.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	dir, base := path.Split(name)
+	if dir == "" {
+		return f.top.Open(name)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lastRoot == nil || f.lastDir != dir {
+		r, err := f.top.OpenRoot(strings.TrimSuffix(dir, "/"))
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPath(err)}
+		}
+		f.closeLast()
+		f.lastDir, f.lastRoot = dir, r
+	}
+	file, err := f.lastRoot.Open(base)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPath(err)}
+	}
+	return file, nil
+}
+
+// ReadDir lists a folder sorted by name, as fs.ReadDir does, with listDir.
+func (f *folderFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	dir, err := f.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	entries, err := listDir(dir)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPath(err)}
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, nil
+}
+
+func (f *folderFS) closeLast() {
+	if f.lastRoot != nil {
+		f.lastRoot.Close()
+		f.lastRoot = nil
+	}
+}
+
+func (f *folderFS) close() {
+	f.mu.Lock()
+	f.closeLast()
+	f.mu.Unlock()
+	f.top.Close()
+}
+
+// unwrapPath returns the cause of a path error, whose path is then the
+// whole name rather than the part a folder's root saw.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // A BundleFolder is a bundle found in a folder.

@@ -2,6 +2,8 @@ package okf
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -180,5 +182,42 @@ func TestBundleName(t *testing.T) {
 		if got := BundleName(in); got != want {
 			t.Errorf("BundleName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestFolderFSStaysInside checks the file system the folder readers share:
+// files of folders read in any order, every error naming the whole path,
+// and no path out of the folder, through a link or otherwise.
+func TestFolderFSStaysInside(t *testing.T) {
+	dir := writeFolder(t, map[string]string{"a/x.md": "ax", "a/y.md": "ay", "b/c/z.md": "bcz", "top.md": "top"})
+	outside := writeFolder(t, map[string]string{"secret.md": "outside"})
+	symlink(t, outside, filepath.Join(dir, "a", "out"))
+	symlink(t, filepath.Join(outside, "secret.md"), filepath.Join(dir, "b", "c", "secret.md"))
+	err := inFolder(dir, func(fsys fs.FS) error {
+		for _, p := range []string{"a/x.md", "b/c/z.md", "a/y.md", "top.md", "b/c/z.md"} {
+			got, err := fs.ReadFile(fsys, p)
+			if err != nil || string(got) != strings.ReplaceAll(strings.TrimSuffix(p, ".md"), "/", "") {
+				t.Errorf("%s: %q, %v", p, got, err)
+			}
+		}
+		entries, err := fs.ReadDir(fsys, "a")
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name()+":"+e.Type().String())
+		}
+		if err != nil || strings.Join(names, " ") != "out:L--------- x.md:---------- y.md:----------" {
+			t.Errorf("listing a: %v, %v", names, err)
+		}
+		for _, p := range []string{"a/out/secret.md", "b/c/secret.md", "../secret.md", "a/../../secret.md", "a/missing.md", "nope/x.md"} {
+			_, err := fs.ReadFile(fsys, p)
+			var pe *fs.PathError
+			if err == nil || !errors.As(err, &pe) || pe.Path != p {
+				t.Errorf("%s: read through the folder, or an error without the path: %v", p, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

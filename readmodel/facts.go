@@ -2,6 +2,7 @@ package readmodel
 
 import (
 	"strings"
+	"unsafe"
 
 	"github.com/okf-tools/okf"
 )
@@ -148,9 +149,11 @@ func eachLine(d *okf.Document, slug string, f func(line string, off, n int)) {
 	if !ok {
 		return
 	}
-	// One string for the section, sliced into lines: facts copy what they
-	// keep, so the section is not held.
-	text := string(d.Raw[sec.Start:sec.End])
+	// The lines share the document's bytes, which nothing changes: a
+	// concept keeps its facts encoded (appendFacts copies them), so no
+	// string read here outlives the build.
+	raw := d.Raw[sec.Start:sec.End]
+	text := unsafe.String(unsafe.SliceData(raw), len(raw))
 	off := sec.Start - d.BodyStart
 	for n := d.LineAt(sec.Start); len(text) > 0; n++ {
 		line, rest, _ := strings.Cut(text, "\n")
@@ -225,7 +228,7 @@ type tableLine struct {
 // firstTable returns the lines of the first markdown table of a section:
 // its first run of lines that start with "|".
 func firstTable(d *okf.Document, slug string) []tableLine {
-	var rows []tableLine
+	rows := make([]tableLine, 0, 32)
 	done := false
 	eachLine(d, slug, func(line string, off, _ int) {
 		switch {
@@ -283,19 +286,19 @@ func isDelimiterRow(s string) bool {
 }
 
 // columnName reads a name cell: a code span, or a name in bold or
-// italics. The name is copied, so that it does not hold its row.
+// italics.
 func columnName(s string) string {
 	if strings.HasPrefix(s, "`") {
 		if name, next, ok := readCode(s, 0); ok && next == len(s) {
-			return strings.Clone(name)
+			return name
 		}
 	}
 	for _, mark := range []string{"**", "*"} {
 		if len(s) > 2*len(mark) && strings.HasPrefix(s, mark) && strings.HasSuffix(s, mark) {
-			return strings.Clone(strings.TrimSpace(s[len(mark) : len(s)-len(mark)]))
+			return strings.TrimSpace(s[len(mark) : len(s)-len(mark)])
 		}
 	}
-	return strings.Clone(s)
+	return s
 }
 
 // typeSuffixes reads the suffixes a row adds to a type, ", not null" (okf
@@ -378,7 +381,7 @@ func parseJoin(line string, targets []string) (ForeignKey, bool) {
 	case target.kind == link && len(targets) > 0:
 		fk.Concept = targets[0]
 	}
-	fk.Table = strings.Clone(target.text)
+	fk.Table = target.text
 	return fk, true
 }
 
@@ -400,7 +403,7 @@ func parseUse(line string, targets []string) (ColumnUse, bool) {
 			through = through || depth == 0 && strings.Contains(x.text, "through ")
 		case codeSpan:
 			if depth == 0 && !through {
-				u.Columns = append(u.Columns, strings.Clone(x.text))
+				u.Columns = append(u.Columns, x.text)
 			}
 		case link:
 			if through && links < len(targets) && targets[links] != "" {
@@ -426,7 +429,7 @@ func listItem(line string) ([]inline, bool) {
 func codeList(in []inline, i int) ([]string, int) {
 	var names []string
 	for i < len(in) && in[i].kind == codeSpan {
-		names = append(names, strings.Clone(in[i].text))
+		names = append(names, in[i].text)
 		i++
 		if i+1 < len(in) && in[i].kind == plain && in[i].text == ", " && in[i+1].kind == codeSpan {
 			i++

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package okf
+
+import (
+	"io/fs"
+	"os"
+)
+
+// listDir lists a folder opened in an os.Root.
+func listDir(dir *os.File) ([]fs.DirEntry, error) { return dir.ReadDir(-1) }
