@@ -169,6 +169,17 @@ func (l *Library) refresh(ctx context.Context, tenant string, ts *tenantState, h
 	return v, nil
 }
 
+// Compile builds the read model of documents with b and encodes it, as an
+// import does before it stores the snapshot.
+func Compile(b *readmodel.Builder, tenant string, docs []readmodel.Doc) (*readmodel.Snapshot, []byte, readmodel.Stats) {
+	snap, stats := b.Build(tenant, docs)
+	// The encoding is as large as the snapshot: collect the build's garbage
+	// first, so that the collector's next goal is not the build's peak plus
+	// the encoding (at 20,000 concepts, 60 MB of peak memory).
+	runtime.GC()
+	return snap, snap.Encode(), stats
+}
+
 // HeadSnapshot returns the read model of a tenant's head commit (head; 0
 // for a tenant without commits, which reads as empty) and the commit it
 // compiles: the stored snapshot when it is current, else the documents
@@ -192,12 +203,8 @@ func HeadSnapshot(ctx context.Context, st store.Store, tenant string, head int64
 	for i, d := range docs {
 		in[i] = readmodel.Doc{Bundle: d.Bundle, Path: d.Path, Content: d.Content}
 	}
-	snap, stats := b.Build(tenant, in)
-	// The encoding is as large as the snapshot: collect the build's garbage
-	// first, so that the collector's next goal is not the build's peak plus
-	// the encoding (at 20,000 concepts, 60 MB of peak memory).
-	runtime.GC()
-	if err := st.PutSnapshot(ctx, tenant, at, snap.Digest, snap.Encode()); err != nil {
+	snap, enc, stats := Compile(b, tenant, in)
+	if err := st.PutSnapshot(ctx, tenant, at, snap.Digest, enc); err != nil {
 		return nil, 0, nil, fmt.Errorf("storing the snapshot of tenant %s: %w", tenant, err)
 	}
 	return snap, at, stats.Diagnostics, nil

@@ -80,12 +80,11 @@ func Run(n, rounds int) (Result, error) {
 	// The import side: compile the documents and encode the snapshot the
 	// store keeps.
 	start := time.Now()
-	built, _ := readmodel.Build("bench", in)
-	enc := built.Encode()
+	_, enc, _ := engine.Compile(new(readmodel.Builder), "bench", in)
 	r.CompileMS = ms(time.Since(start))
 	r.SnapshotBytes = len(enc)
 	r.ImportPeakRSSMB = peakRSSMB()
-	in, built = nil, nil
+	in = nil
 	runtime.GC()
 	debug.FreeOSMemory()
 	resetPeakRSS()
