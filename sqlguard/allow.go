@@ -138,6 +138,9 @@ var recordFields = setOf("key", "value", "ordinality")
 type allowList struct {
 	builtin map[string]bool
 	extra   map[string]bool // "name" and "schema.name", lower case
+	// everything allows every function: ColumnsRead resolves queries it
+	// does not guard.
+	everything bool
 }
 
 func newAllowList(d Dialect, extra []string) (allowList, error) {
@@ -159,6 +162,9 @@ func newAllowList(d Dialect, extra []string) (allowList, error) {
 // allows reports whether a call of the function named by names (as
 // written: "f", "schema.f") may run.
 func (a allowList) allows(names []string) bool {
+	if a.everything {
+		return true
+	}
 	switch len(names) {
 	case 1:
 		n := strings.ToLower(names[0])

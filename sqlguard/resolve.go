@@ -194,6 +194,17 @@ type walker struct {
 	sql  string
 	err  *Error
 	ctes []map[string]*cte // WITH names in scope, innermost last
+	// reads collects "table.column" for each base-table column a
+	// reference resolves to; nil when nobody asks (ColumnsRead does).
+	reads map[string]bool
+}
+
+// read records that the query reads column c of relation r, when r is a
+// base table and the walker collects.
+func (w *walker) read(r *relation, c string) {
+	if w.reads != nil && r.table != "" && (!r.complete || r.hasColumn(c)) {
+		w.reads[r.table+"."+c] = true
+	}
 }
 
 func (w *walker) fail(code string, offset int, msg, hint string) {
@@ -225,8 +236,7 @@ func (w *walker) query(s *pg_query.SelectStmt, outer *scope) ([]column, bool) {
 			"Drop the FOR UPDATE/FOR SHARE clause.")
 		return nil, false
 	}
-	pushed := w.with(s.WithClause, outer)
-	defer func() { w.ctes = w.ctes[:len(w.ctes)-pushed] }()
+	defer w.popWith(w.with(s.WithClause, outer))
 	var (
 		cols     []column
 		complete = true
@@ -459,6 +469,7 @@ func (w *walker) star(sc *scope, cr *pg_query.ColumnRef) []*relation {
 				return nil
 			}
 		}
+		w.readAll(sc.items)
 		return sc.items
 	}
 	names := stringsOf(cr.Fields[:len(cr.Fields)-1])
@@ -478,7 +489,22 @@ func (w *walker) star(sc *scope, cr *pg_query.ColumnRef) []*relation {
 		// (composite column).* reads that column.
 		w.unqualified(sc, names[len(names)-1], loc)
 	}
+	w.readAll(rels)
 	return rels
+}
+
+// readAll records every column of the base tables of rels, joins'
+// members included, as a * reads them.
+func (w *walker) readAll(rels []*relation) {
+	if w.reads == nil {
+		return
+	}
+	for _, r := range rels {
+		w.readAll(r.members)
+		for _, c := range r.cols {
+			w.read(r, c.name)
+		}
+	}
 }
 
 // named returns the relations in scope that the query could mean by
@@ -607,6 +633,17 @@ func (w *walker) columnRef(sc *scope, c *pg_query.ColumnRef) {
 func (w *walker) unqualified(sc *scope, name string, loc int) {
 	name = w.fold(name)
 	lower := strings.ToLower(name)
+	if w.reads != nil {
+		// The database takes the innermost level that has the name.
+		for l := sc; l != nil; l = l.parent {
+			if rels := l.byCol[lower]; len(rels) > 0 {
+				for _, r := range rels {
+					w.read(r, name)
+				}
+				break
+			}
+		}
+	}
 	for l := sc; l != nil; l = l.parent {
 		for _, r := range l.byCol[lower] {
 			if r.hides(name) {
@@ -649,6 +686,7 @@ func (w *walker) qualified(sc *scope, q []string, c string, loc int) {
 		return
 	}
 	for _, r := range rels {
+		w.read(r, c)
 		switch {
 		case r.hides(c):
 			w.fail("denied_column", loc, fmt.Sprintf("column %s.%s is hidden", r.label(), c),
@@ -1041,6 +1079,7 @@ func (w *walker) join(sc *scope, j *pg_query.JoinExpr) *relation {
 	for _, name := range using {
 		name = w.fold(name)
 		for _, side := range []*relation{l, r} {
+			w.read(side, name)
 			if side.hides(name) {
 				w.fail("denied_column", side.loc, fmt.Sprintf("the join reads hidden column %s of %s", name, side.label()),
 					"Join with ON on columns you may read.")
