@@ -128,8 +128,14 @@ func newLinker(db *Database, gaps *Gaps) *linker {
 	var names []ruleName
 	for _, r := range db.Rules {
 		full, inner := splitName(r.Name)
-		if len(strings.Fields(full)) >= 2 {
+		switch {
+		case len(strings.Fields(full)) >= 2:
 			names = append(names, ruleName{text: full, rule: r.ID})
+		case codeLike(full):
+			// "PowerRatedW (Panel Rated Power)": a rule named by an
+			// identifier is named by it, spelled exactly, in others'
+			// formulas.
+			names = append(names, ruleName{text: full, rule: r.ID, abbrev: true})
 		}
 		switch {
 		case isAbbrev(inner):

@@ -1,16 +1,19 @@
 // Package eval measures how well okf serves knowledge: retrieval quality
 // and the tokens an agent would read, with no model involved, and (with a
 // model) execution accuracy. Question sets are JSON lines in the
-// LiveSQLBench shape: a question, its database, gold SQL and the ids of the
-// business rules it needs.
+// LiveSQLBench shape (a question, its database, gold SQL and the ids of the
+// business rules it needs) or the BIRD shape (a question, its database,
+// evidence and gold SQL).
 package eval
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -28,6 +31,44 @@ type Question struct {
 	// Category is "Query" for a question answered by reading, or
 	// "Management" for one whose gold SQL changes the database.
 	Category string `json:"category"`
+	// Evidence is BIRD's hint of what the question's words mean in the
+	// database ("" in LiveSQLBench sets).
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// birdQuestion is a line of a BIRD question set.
+type birdQuestion struct {
+	ID       *int   `json:"question_id"`
+	Database string `json:"db_id"`
+	Text     string `json:"question"`
+	Evidence string `json:"evidence"`
+	SQL      string `json:"SQL"`
+}
+
+// parseQuestion reads one line of a question set, in either shape.
+func parseQuestion(line []byte) (Question, error) {
+	var b birdQuestion
+	if err := json.Unmarshal(line, &b); err != nil {
+		return Question{}, err
+	}
+	if b.ID != nil {
+		q := Question{ID: fmt.Sprintf("%s_%d", b.Database, *b.ID), Database: b.Database, Text: b.Text, Evidence: b.Evidence, Category: "Query"}
+		if b.SQL != "" {
+			q.SQL = []string{b.SQL}
+		}
+		if q.Database == "" || q.Text == "" {
+			return q, errors.New("a BIRD question needs question_id, db_id and question")
+		}
+		return q, nil
+	}
+	var q Question
+	if err := json.Unmarshal(line, &q); err != nil {
+		return q, err
+	}
+	if q.ID == "" || q.Database == "" || q.Text == "" {
+		return q, errors.New("a question needs instance_id, selected_database and query (LiveSQLBench) or question_id, db_id and question (BIRD)")
+	}
+	return q, nil
 }
 
 // LoadQuestions reads question sets (JSON lines). A question whose id was
@@ -49,14 +90,10 @@ func LoadQuestions(paths ...string) ([]Question, error) {
 			if strings.TrimSpace(sc.Text()) == "" {
 				continue
 			}
-			var q Question
-			if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			q, err := parseQuestion(sc.Bytes())
+			if err != nil {
 				f.Close()
 				return nil, fmt.Errorf("%s:%d: %v", p, line, err)
-			}
-			if q.ID == "" || q.Database == "" || q.Text == "" {
-				f.Close()
-				return nil, fmt.Errorf("%s:%d: a question needs instance_id, selected_database and query", p, line)
 			}
 			if !seen[q.ID] {
 				seen[q.ID] = true
@@ -72,14 +109,15 @@ func LoadQuestions(paths ...string) ([]Question, error) {
 	return out, nil
 }
 
-// Tables returns the tables the gold SQL reads, lowercased and sorted,
-// without the names of its common table expressions.
-func (q Question) Tables() ([]string, error) {
-	set := map[string]bool{}
+// Tables returns the tables the gold SQL reads or changes, lowercased and
+// sorted, without the names of its common table expressions; ddl are those
+// it names only in DDL (CREATE, ALTER, an index): tables it may create.
+func (q Question) Tables() (tables, ddl []string, err error) {
+	uses := map[string]bool{} // name → named outside DDL
 	for _, sql := range q.SQL {
 		sum, err := pg_query.Summary(sql, -1)
 		if err != nil {
-			return nil, fmt.Errorf("question %s: gold SQL does not parse: %v", q.ID, err)
+			return nil, nil, fmt.Errorf("question %s: gold SQL does not parse: %v", q.ID, err)
 		}
 		ctes := map[string]bool{}
 		for _, c := range sum.CteNames {
@@ -91,14 +129,16 @@ func (q Question) Tables() ([]string, error) {
 				name = name[i+1:]
 			}
 			if !ctes[name] {
-				set[name] = true
+				uses[name] = uses[name] || t.Context != pg_query.SummaryResult_DDL
 			}
 		}
 	}
-	out := make([]string, 0, len(set))
-	for t := range set {
-		out = append(out, t)
+	for _, t := range slices.Sorted(maps.Keys(uses)) {
+		if uses[t] {
+			tables = append(tables, t)
+		} else {
+			ddl = append(ddl, t)
+		}
 	}
-	sort.Strings(out)
-	return out, nil
+	return tables, ddl, nil
 }

@@ -1,8 +1,10 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,8 +20,14 @@ import (
 	"github.com/okf-tools/okf/search"
 )
 
-// Strategies are the ways an agent can read knowledge, in report order.
-var Strategies = []string{"raw", "navigator", "manifest", "search", "context"}
+// Strategies are the ways an agent can read knowledge, in report order:
+// raw pastes the raw documentation, navigator reads index files then the
+// needed files, manifest reads the manifest then the needed concepts, schema
+// pastes every table's schema and no business knowledge (the baseline),
+// search searches then reads what it found, context reads one context pack,
+// and auto pastes the raw documentation when a session is cheaper that way
+// (AutoPastesRaw) and reads packs otherwise.
+var Strategies = []string{"raw", "navigator", "manifest", "schema", "search", "context", "auto"}
 
 // CacheRate is the share of the price a cached prompt token costs when a
 // later call re-reads the conversation, as the langonrock benchmarks bill it.
@@ -36,6 +44,8 @@ type Corpus struct {
 	// Raw holds, per database, the raw documentation an agent would be
 	// pasted (empty when not given).
 	Raw map[string]string
+
+	tables map[string]bundleTables
 }
 
 var ruleTitleRe = regexp.MustCompile(`\brule (\d+)\s*$`)
@@ -71,17 +81,11 @@ func LoadCorpus(bundlesDir, rawDir string, w search.Weights) (*Corpus, error) {
 			}
 		}
 		if rawDir != "" {
-			var raw strings.Builder
-			for _, suffix := range []string{"_schema.txt", "_column_meaning_base.json", "_kb.jsonl"} {
-				p := filepath.Join(rawDir, name, name+suffix)
-				data, err := os.ReadFile(p)
-				if err != nil {
-					return nil, fmt.Errorf("raw documents of %s: %w", name, err)
-				}
-				raw.Write(data)
-				raw.WriteString("\n")
+			raw, err := readRaw(rawDir, name)
+			if err != nil {
+				return nil, err
 			}
-			c.Raw[name] = raw.String()
+			c.Raw[name] = raw
 		}
 	}
 	if len(docs) == 0 {
@@ -89,7 +93,27 @@ func LoadCorpus(bundlesDir, rawDir string, w search.Weights) (*Corpus, error) {
 	}
 	c.Snap, _ = readmodel.Build("eval", docs)
 	c.Index = search.BuildWeighted(c.Snap, w)
+	c.tables = tablesOf(c.Snap)
 	return c, nil
+}
+
+// readRaw reads the raw LiveSQLBench documents of a database: "" when
+// rawDir has no folder for it (another benchmark's database), an error when
+// the folder lacks one of the three files.
+func readRaw(rawDir, db string) (string, error) {
+	if _, err := os.Stat(filepath.Join(rawDir, db)); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	var raw strings.Builder
+	for _, suffix := range []string{"_schema.txt", "_column_meaning_base.json", "_kb.jsonl"} {
+		data, err := os.ReadFile(filepath.Join(rawDir, db, db+suffix))
+		if err != nil {
+			return "", fmt.Errorf("raw documents of %s: %w", db, err)
+		}
+		raw.Write(data)
+		raw.WriteString("\n")
+	}
+	return raw.String(), nil
 }
 
 // ruleID reads the LiveSQLBench rule id of a concept: a rule_id key, or a
@@ -129,6 +153,15 @@ type Outcome struct {
 	GoldTables int `json:"gold_tables"`
 	// FoundTables counts gold tables whose schema the agent saw.
 	FoundTables int `json:"found_tables"`
+	// GoldColumns counts the columns the gold SQL reads; FoundColumns
+	// those whose schema row the agent saw.
+	GoldColumns  int `json:"gold_columns"`
+	FoundColumns int `json:"found_columns"`
+	// Complete is set when the agent saw every gold rule, table and
+	// column: all the question's SQL needs.
+	Complete bool `json:"complete"`
+	// Missing lists the gold refs the agent did not see.
+	Missing []string `json:"missing,omitempty"`
 	// RR is the reciprocal rank of the first gold rule (ranked strategies).
 	RR float64 `json:"rr"`
 	// Tokens the agent reads for this question, and the calls it makes.
@@ -156,59 +189,93 @@ type Options struct {
 	Now    time.Time
 	// Pack tunes context packs (Budget and Count are filled in).
 	Pack search.PackOptions
+	// Evidence appends a question's evidence (BIRD's hint) to its text.
+	Evidence bool
+	// Mixed asks every question of the whole corpus, without naming its
+	// database: search and packs choose among all bundles.
+	Mixed bool
+}
+
+// Skip is a question left out of an evaluation, and why.
+type Skip struct {
+	Question string `json:"question"`
+	Reason   string `json:"reason"`
 }
 
 // Retrieval evaluates every strategy on every question whose database the
-// corpus holds. Questions of other databases are returned as skipped.
-func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped []string, err error) {
+// corpus holds. Questions of other databases, and questions whose gold SQL
+// does not parse, are returned as skipped.
+func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped []Skip, err error) {
 	k := o.K
 	if k <= 0 {
 		k = search.DefaultK
 	}
+	if o.Budget <= 0 {
+		o.Budget = search.DefaultBudget
+	}
 	for _, q := range qs {
 		if _, ok := c.Docs[q.Database]; !ok {
-			skipped = append(skipped, q.ID)
+			skipped = append(skipped, Skip{q.ID, "no bundle for database " + q.Database})
 			continue
 		}
-		tables, err := q.Tables()
+		g, err := c.goldOf(q)
 		if err != nil {
-			return nil, nil, err
+			skipped = append(skipped, Skip{q.ID, err.Error()})
+			continue
 		}
-		gold := goldSet(c, q, tables)
+		text := q.Text
+		if o.Evidence && q.Evidence != "" {
+			text += "\n" + q.Evidence
+		}
+		scope := q.Database
+		if o.Mixed {
+			scope = ""
+		}
 		for _, s := range Strategies {
-			if s == "raw" && c.Raw[q.Database] == "" {
+			if (s == "raw" || s == "auto") && c.Raw[q.Database] == "" {
 				continue
 			}
-			out := Outcome{Question: q.ID, Database: q.Database, Strategy: s, GoldRules: len(gold.rules), GoldTables: len(gold.tables)}
+			out := Outcome{Question: q.ID, Database: q.Database, Strategy: s}
+			seen := map[string]bool{}
+			everything := func() {
+				for _, r := range g.all() {
+					seen[r] = true
+				}
+				for col := range g.columns {
+					seen[col] = true
+				}
+			}
 			switch s {
-			case "raw":
-				out.FoundRules, out.FoundTables = len(gold.rules), len(gold.tables)
+			case "raw", "auto":
+				everything()
 				out.turns = []turn{{[]item{{"raw", o.Count(c.Raw[q.Database])}}}}
 			case "navigator":
-				out.FoundRules, out.FoundTables = len(gold.rules), len(gold.tables)
-				out.turns = c.navigatorTurns(q.Database, gold, o.Count)
+				everything()
+				out.turns = c.navigatorTurns(q.Database, g, o.Count)
 			case "manifest":
-				out.FoundRules, out.FoundTables = len(gold.rules), len(gold.tables)
-				m, _ := c.Snap.ManifestAt(q.Database, o.Now)
-				out.turns = []turn{{[]item{{"manifest", o.Count(string(m))}}}, c.getTurn(q.Database, gold.all(), o.Count)}
+				everything()
+				m, _ := c.Snap.ManifestAt(scope, o.Now)
+				out.turns = []turn{{[]item{{"manifest:" + scope, o.Count(string(m))}}}, c.getTurn(g.all(), o.Count)}
+			case "schema":
+				for t := range g.tables {
+					seen[t] = true
+				}
+				for col := range g.columns {
+					seen[col] = true
+				}
+				out.turns = []turn{{[]item{{"schema:" + q.Database, o.Count(c.schemaText(q.Database))}}}}
 			case "search":
-				c.searchOutcome(&out, q, gold, k, o)
+				c.searchOutcome(&out, seen, text, scope, g, k, o)
 			case "context":
 				po := o.Pack
-				po.Budget, po.Bundle, po.Count = o.Budget, q.Database, o.Count
-				pack := c.Index.Context(q.Text, po)
-				for _, r := range pack.Rules {
-					if gold.rules[r] {
-						out.FoundRules++
-					}
-				}
-				for _, t := range pack.Tables {
-					if gold.tables[t] {
-						out.FoundTables++
-					}
+				po.Budget, po.Bundle, po.Count = o.Budget, scope, o.Count
+				pack := c.Index.Context(text, po)
+				for _, r := range append(append(pack.Rules, pack.Tables...), pack.Columns...) {
+					seen[r] = true
 				}
 				out.turns = []turn{{[]item{{"context:" + q.ID, pack.Tokens}}}}
 			}
+			out.credit(g, seen)
 			for _, t := range out.turns {
 				out.Calls++
 				for _, it := range t.items {
@@ -218,43 +285,86 @@ func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped
 			outcomes = append(outcomes, out)
 		}
 	}
-	return outcomes, skipped, nil
+	return decideAuto(outcomes, o.Budget), skipped, nil
 }
 
-type goldRefs struct {
-	rules, tables map[string]bool // refs bundle/id
-}
-
-func (g goldRefs) all() []string {
-	var out []string
-	for r := range g.rules {
-		out = append(out, r)
-	}
-	for t := range g.tables {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func goldSet(c *Corpus, q Question, tables []string) goldRefs {
-	g := goldRefs{rules: map[string]bool{}, tables: map[string]bool{}}
-	for _, id := range q.Rules {
-		if cid, ok := c.RuleConcept[q.Database][id]; ok {
-			g.rules[q.Database+"/"+cid] = true
-		} else {
-			// A rule the bundle lacks still counts as needed.
-			g.rules[fmt.Sprintf("%s/missing-rule-%d", q.Database, id)] = true
+// credit counts what of the gold the agent saw, and what it missed.
+func (o *Outcome) credit(g gold, seen map[string]bool) {
+	o.GoldRules, o.GoldTables, o.GoldColumns = len(g.rules), len(g.tables), len(g.columns)
+	for _, set := range []struct {
+		refs  map[string]bool
+		found *int
+	}{{g.rules, &o.FoundRules}, {g.tables, &o.FoundTables}, {g.columns, &o.FoundColumns}} {
+		for _, r := range sortedKeys(set.refs) {
+			if seen[r] {
+				*set.found++
+			} else {
+				o.Missing = append(o.Missing, r)
+			}
 		}
 	}
-	for _, t := range tables {
-		g.tables[q.Database+"/tables/"+t] = true
+	o.Complete = len(o.Missing) == 0
+}
+
+// AutoPastesRaw reports whether, for a session of n questions in one
+// conversation, pasting raw documentation of rawTokens once is cheaper
+// than a context pack of packTokens a question. With every earlier token
+// re-read at CacheRate, the raw session bills R(1 + CacheRate·n) and the
+// packs nP(1 + CacheRate·n): the cache rate cancels, and raw wins when
+// R ≤ n·P, that is from R/P questions on.
+func AutoPastesRaw(rawTokens, packTokens, n int) bool {
+	return rawTokens <= n*packTokens
+}
+
+// decideAuto makes each database's auto outcomes its raw ones or its
+// context ones, as AutoPastesRaw decides for a session of all the
+// database's questions with packs at the budget: what an agent knows
+// before it asks.
+func decideAuto(outcomes []Outcome, budget int) []Outcome {
+	questions, rawTokens := map[string]int{}, map[string]int{}
+	for _, o := range outcomes {
+		if o.Strategy == "raw" {
+			questions[o.Database]++
+			rawTokens[o.Database] = o.Tokens
+		}
 	}
-	return g
+	context := map[string]Outcome{}
+	for _, o := range outcomes {
+		if o.Strategy == "context" {
+			context[o.Question] = o
+		}
+	}
+	for i, o := range outcomes {
+		if o.Strategy != "auto" || AutoPastesRaw(rawTokens[o.Database], budget, questions[o.Database]) {
+			continue
+		}
+		pack := context[o.Question]
+		pack.Strategy = "auto"
+		outcomes[i] = pack
+	}
+	return outcomes
+}
+
+// schemaText is every table's Schema section of a bundle, as the schema
+// strategy pastes it.
+func (c *Corpus) schemaText(db string) string {
+	var b strings.Builder
+	for i := range c.Snap.Concepts {
+		t := &c.Snap.Concepts[i]
+		if t.Bundle != db || !t.IsTable() {
+			continue
+		}
+		body := c.Snap.Body(t)
+		if sec, ok := t.Section("schema"); ok {
+			body = body[sec.Start:sec.End]
+		}
+		fmt.Fprintf(&b, "## %s\n%s\n", t.ID, body)
+	}
+	return b.String()
 }
 
 // getTurn is one batched read of whole concept bodies.
-func (c *Corpus) getTurn(db string, refs []string, count func(string) int) turn {
+func (c *Corpus) getTurn(refs []string, count func(string) int) turn {
 	var t turn
 	for _, r := range refs {
 		if sl, err := c.Snap.Get(r, readmodel.GetOptions{}); err == nil {
@@ -267,7 +377,7 @@ func (c *Corpus) getTurn(db string, refs []string, count func(string) int) turn 
 // navigatorTurns reads like an ideal index navigator: the root index, the
 // index of each folder holding a needed concept, then exactly the needed
 // files, whole.
-func (c *Corpus) navigatorTurns(db string, g goldRefs, count func(string) int) []turn {
+func (c *Corpus) navigatorTurns(db string, g gold, count func(string) int) []turn {
 	docs := c.Docs[db]
 	turns := []turn{{[]item{{"nav:" + db + "/index.md", count(string(docs["index.md"]))}}}}
 	folders := map[string]bool{}
@@ -297,9 +407,10 @@ func (c *Corpus) navigatorTurns(db string, g goldRefs, count func(string) int) [
 }
 
 // searchOutcome runs a search, credits the gold concepts among its rows,
-// and has the agent read the gold concepts it found.
-func (c *Corpus) searchOutcome(out *Outcome, q Question, g goldRefs, k int, o Options) {
-	hits := c.Index.Search(q.Text, search.Options{K: k, Bundle: q.Database})
+// and has the agent read the gold concepts it found: a gold table's whole
+// schema, so all its gold columns.
+func (c *Corpus) searchOutcome(out *Outcome, seen map[string]bool, text, scope string, g gold, k int, o Options) {
+	hits := c.Index.Search(text, search.Options{K: k, Bundle: scope})
 	var rows strings.Builder
 	var found []string
 	for rank, h := range hits {
@@ -307,17 +418,23 @@ func (c *Corpus) searchOutcome(out *Outcome, q Question, g goldRefs, k int, o Op
 		rows.WriteString(c.Snap.Row(h.Concept, o.Now) + "\n")
 		switch {
 		case g.rules[r]:
-			out.FoundRules++
 			if out.RR == 0 {
 				out.RR = 1 / float64(rank+1)
 			}
 			found = append(found, r)
 		case g.tables[r]:
-			out.FoundTables++
 			found = append(found, r)
+		default:
+			continue
+		}
+		seen[r] = true
+	}
+	for col := range g.columns {
+		if seen[col[:strings.LastIndexByte(col, '.')]] {
+			seen[col] = true
 		}
 	}
-	out.turns = []turn{{[]item{{"search:" + q.ID, o.Count(rows.String())}}}, c.getTurn(q.Database, found, o.Count)}
+	out.turns = []turn{{[]item{{"search:" + out.Question, o.Count(rows.String())}}}, c.getTurn(found, o.Count)}
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -336,7 +453,12 @@ type Summary struct {
 	N        int     `json:"questions"`
 	Recall   float64 `json:"rule_recall"`
 	TRecall  float64 `json:"table_recall"`
-	MRR      float64 `json:"mrr"`
+	CRecall  float64 `json:"column_recall"`
+	// Complete is the share of questions for which the agent saw every
+	// gold rule, table and column.
+	Complete float64 `json:"complete"`
+	// MRR is the mean reciprocal rank over the questions that need rules.
+	MRR float64 `json:"mrr"`
 	// Tokens is the mean of what the agent reads per question.
 	Tokens float64 `json:"tokens_per_question"`
 	// Billed is what a session of all the database's questions in one
@@ -377,18 +499,28 @@ func Summarize(outcomes []Outcome) []Summary {
 	for _, k := range keys {
 		g := groups[k]
 		s := Summary{Database: k.db, Strategy: k.s, N: len(g)}
-		var gold, found, gt, ft int
+		var gold, found, gt, ft, gc, fc, complete, ranked int
 		for _, o := range g {
+			if o.GoldRules > 0 {
+				ranked++
+			}
 			gold += o.GoldRules
 			found += o.FoundRules
 			gt += o.GoldTables
 			ft += o.FoundTables
+			gc += o.GoldColumns
+			fc += o.FoundColumns
+			if o.Complete {
+				complete++
+			}
 			s.MRR += o.RR
 			s.Tokens += float64(o.Tokens)
 		}
 		s.Recall = ratio(found, gold)
 		s.TRecall = ratio(ft, gt)
-		s.MRR /= float64(len(g))
+		s.CRecall = ratio(fc, gc)
+		s.Complete = ratio(complete, len(g))
+		s.MRR /= float64(max(1, ranked))
 		s.Tokens /= float64(len(g))
 		s.Billed, s.Calls = session(g)
 		out = append(out, s)
@@ -452,14 +584,14 @@ func sortedDBs(m map[string][]Outcome) []string {
 // WriteTable writes summaries as an aligned text table.
 func WriteTable(w io.Writer, sums []Summary) error {
 	tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "database\tstrategy\tquestions\trule recall\ttable recall\tMRR\ttokens/question\tsession billed\tsession calls\t")
+	fmt.Fprintln(tw, "database\tstrategy\tquestions\trule recall\ttable recall\tcolumn recall\tcomplete\tMRR\ttokens/question\tsession billed\tsession calls\t")
 	for _, s := range sums {
 		mrr := "-"
 		if s.Strategy == "search" {
 			mrr = fmt.Sprintf("%.2f", s.MRR)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%s\t%.0f\t%d\t%d\t\n",
-			s.Database, s.Strategy, s.N, 100*s.Recall, 100*s.TRecall, mrr, s.Tokens, s.Billed, s.Calls)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%s\t%.0f\t%d\t%d\t\n",
+			s.Database, s.Strategy, s.N, 100*s.Recall, 100*s.TRecall, 100*s.CRecall, 100*s.Complete, mrr, s.Tokens, s.Billed, s.Calls)
 	}
 	return tw.Flush()
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -15,7 +16,8 @@ const DefaultBudget = 2000
 type PackOptions struct {
 	// Budget is the most tokens the pack may cost; 0 means DefaultBudget.
 	Budget int
-	// Bundle limits the pack to one bundle.
+	// Bundle limits the pack to one bundle; "" routes the question to the
+	// bundle it most likely belongs to.
 	Bundle string
 	// Count counts the tokens of a text. Required.
 	Count func(string) int
@@ -24,25 +26,66 @@ type PackOptions struct {
 	// MinRelevance is the share of the best rule hit's score below which a
 	// rule hit is not worth its tokens; 0 means DefaultMinRelevance.
 	MinRelevance float64
+	// Columns is how many of the question's own columns to take; 0 means
+	// DefaultPackColumns. ColumnRelevance is the share of the best column's
+	// score a column needs; 0 means DefaultColumnRelevance.
+	Columns         int
+	ColumnRelevance float64
 }
 
 // Pack is the knowledge a question most likely needs, in one text.
 type Pack struct {
-	Text   string `json:"text"`
-	Tokens int    `json:"tokens"`
+	Text string `json:"text"`
+	// Tokens is the text's o200k token count, summed over its pieces
+	// (rules, rows, joins, candidates) as the packer counts them: within a
+	// few tokens of counting the whole text at once, which would cost as
+	// much as making the pack.
+	Tokens int `json:"tokens"`
 	// Rules are the refs (bundle/id) of the rules whose definitions the
 	// pack holds, in the order they appear.
 	Rules []string `json:"rules"`
 	// Tables are the refs of the tables whose schema rows it holds.
 	Tables []string `json:"tables"`
+	// Columns are the columns whose schema rows it holds, as the table's
+	// ref, a dot and the column's name.
+	Columns []string `json:"columns"`
 	// Candidates are the refs of the concepts listed only by manifest row.
 	Candidates []string `json:"candidates"`
+	// Routing is the evidence for the bundle a pack without
+	// PackOptions.Bundle was made from: each bundle's score, best first.
+	Routing []BundleScore `json:"routing,omitempty"`
 }
 
-// Context builds a context pack: the rules the question most likely needs
-// with the rules they depend on, only the schema rows of the columns those
-// rules use plus the join path between their tables, then manifest rows of
-// the next candidates, all within the token budget.
+// Pack defaults, set by the sweeps recorded in BENCHMARKS.md.
+const (
+	DefaultPackRules    = 4
+	DefaultMinRelevance = 0.65
+	// PackTables is how many table hits a pack adds beyond the tables its
+	// rules and the question's columns use.
+	PackTables = 2
+	// DefaultPackColumns is how many of the question's own columns
+	// (matched by name and meaning) a pack adds, and
+	// DefaultColumnRelevance the share of the best column's score a column
+	// needs.
+	DefaultPackColumns     = 32
+	DefaultColumnRelevance = 0.1
+	// NewTableRelevance is the share of the best column's score a
+	// question's column needs to bring a table of its own into a pack that
+	// has rules: there the rules name most of the tables, and a new table
+	// costs its keys and joins too. A pack without rules takes its tables
+	// from the question's columns at DefaultColumnRelevance.
+	NewTableRelevance = 0.35
+	// PackCandidates is how many more candidates a pack lists by manifest
+	// row, budget allowing.
+	PackCandidates = 1
+)
+
+// Context builds a context pack for a question, within one bundle: the
+// rules the question names or most likely needs, with the rules they
+// depend on; the schema rows of the columns those rules use and of the
+// columns the question itself names; the key columns and bridging tables
+// of the joins that connect those tables; then manifest rows of the next
+// candidates, all within the token budget.
 func (ix *Index) Context(question string, o PackOptions) Pack {
 	budget := o.Budget
 	if budget <= 0 {
@@ -56,152 +99,178 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 	if minRel <= 0 {
 		minRel = DefaultMinRelevance
 	}
-	s := ix.snap
-	hits := ix.Search(question, Options{K: 4 * nRules, Bundle: o.Bundle, NoExpand: true})
+	nCols, colRel := o.Columns, o.ColumnRelevance
+	if nCols <= 0 {
+		nCols = DefaultPackColumns
+	}
+	if colRel <= 0 {
+		colRel = DefaultColumnRelevance
+	}
+	// The question is the caller's own: a pack does not repeat it.
+	p := &packer{ix: ix, count: o.Count, budget: budget, header: "# Knowledge pack\n", facts: map[int]*readmodel.TableFacts{}, rows: map[rowKey]string{}}
+	bundle := o.Bundle
+	if bundle == "" {
+		bundle, p.pack.Routing = ix.route(question)
+	}
+	sel := selection{cols: map[int]map[string]bool{}}
+	if bundle == "" {
+		return p.finish(sel, nil)
+	}
+	hits := ix.Search(question, Options{K: 4 * nRules, Bundle: bundle, NoExpand: true})
 
-	p := &packer{ix: ix, count: o.Count, budget: budget, used: map[int]bool{}}
-	p.add(fmt.Sprintf("# Knowledge for: %s\n", oneLine(question)))
-
-	// Take the rules the question names, then rule hits best first, each
-	// with the rules it depends on and the schema rows and joins they need,
-	// while the whole still fits and a hit scores at least MinRelevance of
-	// the best.
+	// First the rules the question names and its best rule hit, each with
+	// the rules it depends on and the columns they use; then the columns
+	// the question names; then the other rule hits scoring at least
+	// MinRelevance of the best, up to Rules in all; then table hits. Each
+	// is taken when the whole still fits.
 	var rules []int
-	cols := map[int]map[string]bool{}
-	body := ""
-	taken, top := 0, 0.0
-	type candidate struct {
-		i     int
-		score float64
-		named bool
-	}
-	var cands []candidate
-	for _, i := range ix.namedRules(question, o.Bundle) {
-		cands = append(cands, candidate{i: i, named: true})
-	}
+	named := ix.namedRules(question, bundle)
+	rules = append(rules, named...)
+	top := 0.0
 	for _, h := range hits {
-		cands = append(cands, candidate{i: ix.position0(h.Concept), score: h.Score})
-	}
-	for _, cand := range cands {
-		if taken == nRules {
+		i := ix.position0(h.Concept)
+		if h.Concept.IsTable() || contains(rules, i) {
+			continue
+		}
+		if top == 0 {
+			top = h.Score
+		} else if h.Score < minRel*top {
 			break
 		}
-		i := cand.i
-		if s.Concepts[i].IsTable() || contains(rules, i) {
-			continue
-		}
-		if !cand.named {
-			if top == 0 {
-				top = cand.score
-			} else if cand.score < minRel*top {
-				break
-			}
-		}
-		var group []int
-		for _, j := range ix.dependsOn(i) {
-			if !contains(rules, j) {
-				group = append(group, j)
-			}
-		}
-		tryCols := copyCols(cols)
-		for _, j := range group {
-			for t, cs := range ix.columnsUsed(j) {
-				if tryCols[t] == nil {
-					tryCols[t] = map[string]bool{}
-				}
-				for c := range cs {
-					tryCols[t][c] = true
-				}
-			}
-		}
-		tryRules := append(append([]int(nil), rules...), group...)
-		text, tables := ix.renderPack(tryRules, tryCols)
-		if !p.fits(text, 0) {
-			continue
-		}
-		rules, cols, body = tryRules, tryCols, text
-		p.pack.Tables = tables
-		taken++
+		rules = append(rules, i)
 	}
-	// Tables the question itself points at, with their keys and joins.
+	first := min(len(rules), len(named)+1)
+	taken := 0
+	takeRules := func(rules []int, deps bool) {
+		for _, i := range rules {
+			if taken == nRules+len(named) {
+				return
+			}
+			if contains(sel.rules, i) {
+				continue
+			}
+			try := sel.clone()
+			group := []int{i}
+			if deps {
+				group = ix.dependsOn(i)
+			}
+			for _, j := range group {
+				if contains(try.rules, j) {
+					continue
+				}
+				try.rules = append(try.rules, j)
+				for t, cs := range ix.columnsUsed(j) {
+					try.add(t, cs)
+				}
+			}
+			if p.fits(try) {
+				sel = try
+				taken++
+			}
+		}
+	}
+	takeRules(rules[:first], true)
+
+	cols := ix.columnIndex(bundle).match(question)
+	for k, c := range cols {
+		if k == nCols || c.score < colRel*cols[0].score {
+			break
+		}
+		if sel.has(c.table, c.name) || len(sel.rules) > 0 && sel.cols[c.table] == nil && c.score < NewTableRelevance*cols[0].score {
+			continue
+		}
+		try := sel.clone()
+		try.add(c.table, map[string]bool{strings.ToLower(c.name): true})
+		if p.fits(try) {
+			sel = try
+		}
+	}
+
+	takeRules(rules[first:], true)
+
 	tablesTaken := 0
 	for _, h := range hits {
 		if tablesTaken == PackTables {
 			break
 		}
 		i := ix.position0(h.Concept)
-		if !h.Concept.IsTable() || cols[i] != nil || h.Score < minRel*top {
+		if !h.Concept.IsTable() || sel.cols[i] != nil || h.Score < minRel*top {
 			continue
 		}
-		tryCols := copyCols(cols)
-		tryCols[i] = map[string]bool{}
-		text, tables := ix.renderPack(rules, tryCols)
-		if !p.fits(text, 0) {
-			continue
-		}
-		cols, body = tryCols, text
-		p.pack.Tables = tables
-		tablesTaken++
-	}
-	p.add(body)
-	for _, j := range rules {
-		p.used[j] = true
-		p.pack.Rules = append(p.pack.Rules, ref(&s.Concepts[j]))
-	}
-	for _, t := range p.pack.Tables {
-		if i, err := s.Lookup(t); err == nil {
-			p.used[i] = true
+		try := sel.clone()
+		try.add(i, nil)
+		if p.fits(try) {
+			sel = try
+			tablesTaken++
 		}
 	}
-
-	// The next candidates, as manifest rows, while the budget lasts.
-	first := true
-	for _, h := range hits {
-		i := ix.position0(h.Concept)
-		if p.used[i] {
-			continue
-		}
-		line := readmodel.IDCell(h.Concept.ID) + "\t" + h.Concept.Bundle + "\t" + h.Concept.Kind + "\t" + h.Concept.Summary + "\n"
-		if first {
-			line = "\n## More candidates (id, bundle, kind, summary): read with get\n" + line
-		}
-		if !p.fits(line, 0) {
-			break
-		}
-		first = false
-		p.add(line)
-		p.used[i] = true
-		p.pack.Candidates = append(p.pack.Candidates, ref(h.Concept))
-	}
-	p.pack.Text = p.text.String()
-	p.pack.Tokens = p.tokens
-	return p.pack
+	return p.finish(sel, hits)
 }
 
-// Pack defaults, set by the sweeps recorded in BENCHMARKS.md.
-const (
-	DefaultPackRules    = 6
-	DefaultMinRelevance = 0.35
-	// PackTables is how many table hits a pack adds beyond the tables its
-	// rules use.
-	PackTables = 2
-)
+// selection is what a pack shows: rules, in order, and the columns of each
+// table shown (lower case; a table with none shows its key).
+type selection struct {
+	rules []int
+	cols  map[int]map[string]bool
+}
 
-// renderPack renders rules, then the schema rows of the columns they use
-// and the joins that connect their tables. It returns the text and the refs
-// of the tables shown.
-func (ix *Index) renderPack(rules []int, cols map[int]map[string]bool) (string, []string) {
-	s := ix.snap
-	var text strings.Builder
-	if len(rules) > 0 {
-		text.WriteString("\n## Rules\n")
-		for _, j := range rules {
-			text.WriteString(ix.ruleText(j))
+func (s selection) clone() selection {
+	out := selection{rules: append([]int(nil), s.rules...), cols: make(map[int]map[string]bool, len(s.cols))}
+	for t, cs := range s.cols {
+		out.cols[t] = make(map[string]bool, len(cs))
+		for c := range cs {
+			out.cols[t][c] = true
 		}
 	}
-	cols = copyCols(cols)
-	tables := sortedKeys(cols)
-	joins := ix.joinPath(tables)
+	return out
+}
+
+func (s selection) add(table int, cols map[string]bool) {
+	if s.cols[table] == nil {
+		s.cols[table] = map[string]bool{}
+	}
+	for c := range cols {
+		s.cols[table][c] = true
+	}
+}
+
+func (s selection) has(table int, col string) bool { return s.cols[table][strings.ToLower(col)] }
+
+// layout is a selection rendered: the pieces of its text in order, and the
+// refs of the tables and columns it shows.
+type layout struct {
+	pieces          []string
+	tables, columns []string
+}
+
+// layout renders a selection: its rules, then the schema rows of its
+// columns and of the key columns of the joins that connect its tables,
+// then those joins.
+func (p *packer) layout(sel selection) layout {
+	ix := p.ix
+	var l layout
+	if len(sel.rules) > 0 {
+		l.pieces = append(l.pieces, "\n## Rules\n")
+		for _, j := range sel.rules {
+			l.pieces = append(l.pieces, ix.ruleText(j))
+		}
+	}
+	cols := sel.clone().cols
+	joins := ix.joinGraph().connect(sortedKeys(cols))
+	// A key column whose join the pack lists does not repeat it in its row.
+	listed := map[int]map[string]bool{}
+	for _, j := range joins {
+		from, fromCols, to := j.from, j.fromCols, j.to
+		if j.reversed {
+			from, fromCols, to = j.to, j.toCols, j.from
+		}
+		if listed[from] == nil {
+			listed[from] = map[string]bool{}
+		}
+		for _, c := range fromCols {
+			listed[from][listedKey(c, tableName(&ix.snap.Concepts[to]))] = true
+		}
+	}
 	for _, j := range joins {
 		for _, end := range []struct {
 			t    int
@@ -215,22 +284,124 @@ func (ix *Index) renderPack(rules []int, cols map[int]map[string]bool) (string, 
 			}
 		}
 	}
-	tables = sortedKeys(cols)
-	var refs []string
-	if len(tables) > 0 {
-		text.WriteString("\n## Columns\n")
-		for _, t := range tables {
-			text.WriteString(ix.schemaRows(t, cols[t]))
-			refs = append(refs, ref(&s.Concepts[t]))
+	if len(cols) > 0 {
+		l.pieces = append(l.pieces, "\n## Columns\n")
+		for _, t := range sortedKeys(cols) {
+			r := ref(&ix.snap.Concepts[t])
+			l.tables = append(l.tables, r)
+			for _, n := range p.schemaRows(t, cols[t], sel.cols[t], listed[t], &l.pieces) {
+				l.columns = append(l.columns, r+"."+n)
+			}
 		}
 	}
 	if len(joins) > 0 {
-		text.WriteString("\n## Joins\n")
+		l.pieces = append(l.pieces, "\n## Joins\n")
 		for _, j := range joins {
-			fmt.Fprintf(&text, "* %s\n", ix.joinText(j))
+			l.pieces = append(l.pieces, "* "+ix.joinText(j)+"\n")
 		}
 	}
-	return text.String(), refs
+	return l
+}
+
+// packer keeps a pack within its budget. Pieces of text are counted once
+// and their counts summed: a pack tries many selections, and counting
+// tokens is most of a pack's cost. The pack's own count is exact.
+type packer struct {
+	ix     *Index
+	count  func(string) int
+	budget int
+	header string
+	pack   Pack
+	// A pack lays out many selections of the same few tables: their facts
+	// and rows are made once a pack.
+	facts map[int]*readmodel.TableFacts
+	rows  map[rowKey]string
+}
+
+type rowKey struct {
+	table   int
+	column  string
+	meaning bool
+	// listed names the tables whose key from this column the pack lists
+	// as a join, which the row then leaves out.
+	listed string
+}
+
+// listedKey keys a foreign key from a column to a table.
+func listedKey(column, table string) string {
+	return strings.ToLower(column) + ">" + strings.ToLower(table)
+}
+
+// tokensOf counts a piece of a pack, from the index's cache when it was
+// counted before. Only pieces the snapshot makes (rules, rows, joins,
+// candidate rows) come here, so the cache is bounded by the snapshot.
+func (p *packer) tokensOf(piece string) int {
+	if n, ok := p.ix.packs.tokens.Load(piece); ok {
+		return n.(int)
+	}
+	n := p.count(piece)
+	p.ix.packs.tokens.Store(piece, n)
+	return n
+}
+
+func (p *packer) cost(pieces []string) int {
+	n := 0
+	for i, s := range pieces {
+		n += p.tokensOf(s)
+		// A piece that opens with a blank line after one that ends a line:
+		// a tokenizer may read the two newlines as one token (o200k does).
+		if i > 0 && strings.HasPrefix(s, "\n") && strings.HasSuffix(pieces[i-1], "\n") {
+			n += p.tokensOf("\n\n") - 2*p.tokensOf("\n")
+		}
+	}
+	return n
+}
+
+// fits reports whether a selection fits the budget.
+func (p *packer) fits(sel selection) bool {
+	return p.cost(append([]string{p.header}, p.layout(sel).pieces...)) <= p.budget
+}
+
+// finish renders the selection and lists the next candidates while the
+// budget and PackCandidates allow.
+func (p *packer) finish(sel selection, hits []Hit) Pack {
+	l := p.layout(sel)
+	pieces := append([]string{p.header}, l.pieces...)
+	used := p.cost(pieces)
+	shown := map[int]bool{}
+	for _, j := range sel.rules {
+		shown[j] = true
+		p.pack.Rules = append(p.pack.Rules, ref(&p.ix.snap.Concepts[j]))
+	}
+	for _, t := range l.tables {
+		if i, err := p.ix.snap.Lookup(t); err == nil {
+			shown[i] = true
+		}
+	}
+	p.pack.Tables, p.pack.Columns = l.tables, l.columns
+	for _, h := range hits {
+		if len(p.pack.Candidates) == PackCandidates {
+			break
+		}
+		i := p.ix.position0(h.Concept)
+		if shown[i] {
+			continue
+		}
+		line := readmodel.IDCell(h.Concept.ID) + "\t" + h.Concept.Bundle + "\t" + h.Concept.Kind + "\t" + h.Concept.Summary + "\n"
+		if len(p.pack.Candidates) == 0 {
+			line = "\n## More candidates (id, bundle, kind, summary): read with get\n" + line
+		}
+		if n := p.cost(append(pieces, line)); n <= p.budget {
+			pieces, used = append(pieces, line), n
+		} else {
+			break
+		}
+		shown[i] = true
+		p.pack.Candidates = append(p.pack.Candidates, ref(h.Concept))
+	}
+	p.pack.Text = strings.Join(pieces, "")
+	p.pack.Tokens = used
+	return p.pack
 }
 
 // tableName is the last segment of a table concept's id.
@@ -245,37 +416,6 @@ func contains(xs []int, x int) bool {
 		}
 	}
 	return false
-}
-
-func copyCols(m map[int]map[string]bool) map[int]map[string]bool {
-	out := make(map[int]map[string]bool, len(m))
-	for t, cs := range m {
-		out[t] = make(map[string]bool, len(cs))
-		for c := range cs {
-			out[t][c] = true
-		}
-	}
-	return out
-}
-
-type packer struct {
-	ix     *Index
-	count  func(string) int
-	budget int
-	tokens int
-	text   strings.Builder
-	pack   Pack
-	used   map[int]bool
-}
-
-// fits reports whether text fits with reserve tokens left over.
-func (p *packer) fits(text string, reserve int) bool {
-	return p.tokens+p.count(text)+reserve <= p.budget
-}
-
-func (p *packer) add(text string) {
-	p.text.WriteString(text)
-	p.tokens += p.count(text)
 }
 
 // ruleText renders a rule: its title and id, then its definition.
@@ -376,8 +516,11 @@ func singular(t string) string {
 	return t
 }
 
+// illustrationKind is the kind of a "Value Illustration" concept.
+const illustrationKind = "value_illustration"
+
 // dependsOn returns a rule followed by the rules it depends on, depth
-// first, each once, as its facts list them.
+// first, each once, as its facts list them, value illustrations left out.
 func (ix *Index) dependsOn(i int) []int {
 	seen := map[int]bool{}
 	var out []int
@@ -395,6 +538,12 @@ func (ix *Index) dependsOn(i int) []int {
 		}
 		for _, id := range rule.DependsOn {
 			if d, ok := ix.snap.LookupIn(c.Bundle, id); ok && !ix.snap.Concepts[d].IsTable() {
+				if ix.snap.Concepts[d].Kind == illustrationKind {
+					// An illustration of a column's values says what the
+					// column's row already shows: a rule's formula naming
+					// the column does not need it.
+					continue
+				}
 				walk(d)
 			}
 		}
@@ -426,33 +575,52 @@ func (ix *Index) columnsUsed(i int) map[int]map[string]bool {
 	return out
 }
 
-// schemaRows renders a table's schema header and the rows of the columns
-// in cols and of its key columns, as okf compile writes them.
-func (ix *Index) schemaRows(t int, cols map[string]bool) string {
+// schemaRows appends to pieces a table's schema header and the rows of
+// the columns in cols and of its key columns, as okf compile writes them,
+// and returns the names of the columns shown. Only the rows of the columns
+// asked for have their meaning: a key column shown for a join says what it
+// is in its Key cell.
+func (p *packer) schemaRows(t int, cols, asked, listed map[string]bool, pieces *[]string) []string {
+	ix := p.ix
 	c := &ix.snap.Concepts[t]
-	grain := ""
-	if c.Grain != "-" {
-		grain = " (key " + c.Grain + ")"
+	// The key's columns are rows of their own, marked primary key.
+	*pieces = append(*pieces, "\n### "+tableName(c)+"\n")
+	facts := p.facts[t]
+	if facts == nil {
+		facts = c.Table()
+		p.facts[t] = facts
 	}
-	out := fmt.Sprintf("\n### %s%s\n", tableName(c), grain)
-	facts := c.Table()
-	var rows []string
+	var names []string
 	for _, col := range facts.Columns {
 		key := containsFold(facts.PrimaryKey, col.Name)
-		if cols[strings.ToLower(col.Name)] || key {
-			rows = append(rows, ix.schemaRow(c, facts, col, key))
+		if !cols[strings.ToLower(col.Name)] && !key {
+			continue
 		}
+		k := rowKey{table: t, column: col.Name, meaning: asked[strings.ToLower(col.Name)]}
+		for _, fk := range facts.ForeignKeys {
+			if containsFold(fk.Columns, col.Name) && listed[listedKey(col.Name, fk.Table)] {
+				k.listed += fk.Table + " "
+			}
+		}
+		row, ok := p.rows[k]
+		if !ok {
+			row = ix.schemaRow(c, facts, col, key, k.meaning, listed) + "\n"
+			p.rows[k] = row
+		}
+		*pieces = append(*pieces, row)
+		names = append(names, col.Name)
 	}
-	if len(rows) == 0 {
-		return out
-	}
-	return out + "| Column | Type | Key | Meaning |\n|---|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
+	return names
 }
 
 // schemaRow renders a column's row: its name, type (with "not null" when
-// it is not a key column), key and meaning.
-func (ix *Index) schemaRow(c *readmodel.Concept, facts *readmodel.TableFacts, col readmodel.Column, key bool) string {
+// it is not a key column), keys (but those listed as joins) and, when
+// meaning is set, meaning.
+func (ix *Index) schemaRow(c *readmodel.Concept, facts *readmodel.TableFacts, col readmodel.Column, key, meaning bool, listed map[string]bool) string {
 	typ := ix.snap.Text(c, col.Type)
+	if short, ok := shortTypes[strings.ToLower(typ)]; ok {
+		typ = short
+	}
 	if col.NotNull && !key {
 		typ += ", not null"
 	}
@@ -462,12 +630,67 @@ func (ix *Index) schemaRow(c *readmodel.Concept, facts *readmodel.TableFacts, co
 	}
 	for _, fk := range facts.ForeignKeys {
 		for i, fc := range fk.Columns {
-			if strings.EqualFold(fc, col.Name) {
+			if strings.EqualFold(fc, col.Name) && !listed[listedKey(fc, fk.Table)] {
 				keys = append(keys, "references "+fk.Table+"."+fk.RefColumns[i])
 			}
 		}
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s |", code(col.Name), cell(typ), cell(strings.Join(keys, ", ")), cell(ix.snap.Text(c, col.Meaning)))
+	m := ""
+	if meaning {
+		m = trimMeaning(ix.snap.Text(c, col.Meaning))
+	}
+	row := "- " + code(col.Name) + " " + typ
+	if len(keys) > 0 {
+		row += ", " + strings.Join(keys, ", ")
+	}
+	if m != "" {
+		row += ": " + m
+	}
+	return row
+}
+
+// shortTypes are shorter names of PostgreSQL's long type names, which
+// information_schema spells out and SQL accepts either way.
+var shortTypes = map[string]string{
+	"character varying":           "varchar",
+	"character":                   "char",
+	"timestamp without time zone": "timestamp",
+	"timestamp with time zone":    "timestamptz",
+	"time without time zone":      "time",
+	"user-defined":                "user-defined",
+}
+
+// storedAs matches a meaning that opens by restating the column's type ("A
+// NUMERIC(4,1) measuring ...", "VARCHAR(50) describing ...", "An enum
+// (status_enum) indicating ..."): the row says it already.
+var storedAs = regexp.MustCompile(`^(?:(?:An?|The) )?(?:(?:VARCHAR|CHAR|TEXT|SMALLINT|INTEGER|INT|BIGINT|NUMERIC|DECIMAL|REAL|FLOAT|DOUBLE PRECISION|BOOLEAN|DATE|TIMESTAMP|TIMESTAMPTZ|JSONB|JSON|UUID|SERIAL|BIGSERIAL)(?:\([0-9, ]*\))?|enum \([A-Za-z0-9_]+\))(?: (?:field|column|value)\.?)? `)
+
+// keyedAs matches a meaning that opens by restating the column's key
+// ("PRIMARY KEY identifying ...", "FOREIGN KEY referencing sites(zoneid), ..."),
+// which the row shows from the facts.
+var keyedAs = regexp.MustCompile(`^(?:PRIMARY KEY |(?:FOREIGN KEY )?(?i:referenc(?:es|ing)) [A-Za-z0-9_."]+\([A-Za-z0-9_, "]*\)[,:]? )`)
+
+// restated matches what a meaning says elsewhere that the row or the
+// column's name already says: its data type as a labelled sentence, and
+// the name the column was renamed from.
+var restated = regexp.MustCompile(` ?Data type: [A-Za-z ]+(?:\([0-9, ]*\))?\.| ?\(was '[^']*'\)`)
+
+// labelled matches a meaning written as labelled fields, "Full name: 'Site
+// Code'. Explanation: ...", whose labels a pack drops: "Site Code: ...".
+var labelled = regexp.MustCompile(`^Full name: '([^']*)'\. Explanation: `)
+
+// trimMeaning drops from a meaning what the row already says (the type,
+// the key) and the labels of labelled fields: a pack shows many rows, and
+// the rows' meanings are most of its columns' tokens.
+func trimMeaning(m string) string {
+	m = labelled.ReplaceAllString(m, "$1: ")
+	m = restated.ReplaceAllString(m, "")
+	for _, re := range []*regexp.Regexp{storedAs, keyedAs} {
+		if loc := re.FindStringIndex(m); loc != nil && loc[1] < len(m) {
+			m = m[loc[1]:]
+		}
+	}
+	return m
 }
 
 // code wraps a name in a code span that survives backticks in the name.
@@ -490,133 +713,7 @@ func containsFold(xs []string, x string) bool {
 	return false
 }
 
-// join is one foreign key: from.fromCols reference to.toCols, or the other
-// way round when reversed (an edge walked against its direction). Columns
-// are lower case.
-type join struct {
-	from, to         int
-	fromCols, toCols []string
-	reversed         bool
-}
-
-// joinText renders the key as "referencing.column = referenced.column",
-// one equation a column pair, joined by AND.
-func (ix *Index) joinText(j join) string {
-	from, to := tableName(&ix.snap.Concepts[j.from]), tableName(&ix.snap.Concepts[j.to])
-	eqs := make([]string, len(j.fromCols))
-	for k := range j.fromCols {
-		a, b := from+"."+j.fromCols[k], to+"."+j.toCols[k]
-		if j.reversed {
-			a, b = b, a
-		}
-		eqs[k] = a + " = " + b
-	}
-	return strings.Join(eqs, " AND ")
-}
-
-// joins returns the foreign keys of a table that reach a concept of its
-// bundle, resolved for every concept on the first call, since a context
-// pack walks them all.
-func (ix *Index) joins(t int) []join {
-	ix.fkOnce.Do(func() {
-		ix.fk = make([][]join, len(ix.snap.Concepts))
-		for i := range ix.snap.Concepts {
-			c := &ix.snap.Concepts[i]
-			facts := c.Table()
-			if facts == nil {
-				continue
-			}
-			for _, fk := range facts.ForeignKeys {
-				if to, ok := ix.snap.LookupIn(c.Bundle, fk.Concept); ok {
-					ix.fk[i] = append(ix.fk[i], join{from: i, to: to, fromCols: lower(fk.Columns), toCols: lower(fk.RefColumns)})
-				}
-			}
-		}
-	})
-	return ix.fk[t]
-}
-
-func lower(names []string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = strings.ToLower(n)
-	}
-	return out
-}
-
-// joinPath returns foreign keys that connect the given tables: starting
-// from the first, it repeatedly adds the shortest path (breadth first over
-// the foreign-key graph of their bundle) to the nearest table not yet
-// connected. Tables no path reaches stay unconnected.
-func (ix *Index) joinPath(tables []int) []join {
-	if len(tables) < 2 {
-		return nil
-	}
-	adj := map[int][]join{}
-	bundle := ix.snap.Concepts[tables[0]].Bundle
-	for i := range ix.snap.Concepts {
-		if ix.snap.Concepts[i].Bundle != bundle {
-			continue
-		}
-		for _, j := range ix.joins(i) {
-			adj[j.from] = append(adj[j.from], j)
-			adj[j.to] = append(adj[j.to], join{from: j.to, to: j.from, fromCols: j.toCols, toCols: j.fromCols, reversed: true})
-		}
-	}
-	connected := map[int]bool{tables[0]: true}
-	want := map[int]bool{}
-	for _, t := range tables[1:] {
-		want[t] = true
-	}
-	var out []join
-	for len(want) > 0 {
-		// Breadth first from every connected table at once.
-		prev := map[int]join{}
-		seen := map[int]bool{}
-		var queue []int
-		for _, t := range sortedSet(connected) {
-			seen[t] = true
-			queue = append(queue, t)
-		}
-		found := -1
-		for len(queue) > 0 && found < 0 {
-			cur := queue[0]
-			queue = queue[1:]
-			for _, j := range adj[cur] {
-				if seen[j.to] {
-					continue
-				}
-				seen[j.to] = true
-				prev[j.to] = j
-				if want[j.to] {
-					found = j.to
-					break
-				}
-				queue = append(queue, j.to)
-			}
-		}
-		if found < 0 {
-			break
-		}
-		for t := found; !connected[t]; t = prev[t].from {
-			out = append(out, prev[t])
-			connected[t] = true
-			delete(want, t)
-		}
-	}
-	return out
-}
-
 func sortedKeys(m map[int]map[string]bool) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
-}
-
-func sortedSet(m map[int]bool) []int {
 	out := make([]int, 0, len(m))
 	for k := range m {
 		out = append(out, k)

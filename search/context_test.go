@@ -28,16 +28,16 @@ func TestContextPackHoldsRuleClosureColumnsAndJoins(t *testing.T) {
 	for _, want := range []string{
 		"### High Utilization (knowledge/high)\nA hub whose RUR is above 5.",
 		"RUR = hubutilpct / 100 * storecapm3 / (storeavailm3 + 1)",
-		"### hubs (key hubid)",
-		"| `hubutilpct` | numeric |  | Utilisation in percent. |",
-		"| `hubid` | integer | primary key | Hub id. |",
+		"### hubs\n",
+		"- `hubutilpct` numeric: Utilisation in percent.\n",
+		"- `hubid` integer, primary key",
 	} {
 		if !strings.Contains(pack.Text, want) {
 			t.Errorf("pack lacks %q:\n%s", want, pack.Text)
 		}
 	}
 	if strings.Contains(pack.Text, "`hubname`") {
-		t.Errorf("a column no rule uses made it into the pack:\n%s", pack.Text)
+		t.Errorf("a column neither a rule nor the question names made it into the pack:\n%s", pack.Text)
 	}
 	if pack.Tokens != countWords(pack.Text) || pack.Tokens > 400 {
 		t.Errorf("tokens %d for a text of %d words", pack.Tokens, countWords(pack.Text))
@@ -51,12 +51,17 @@ func TestContextPackJoinPath(t *testing.T) {
 	pack := ix.Context("big team hub utilization ratio RUR", PackOptions{Budget: 1000, Count: countWords})
 	for _, want := range []string{
 		"## Joins",
-		"* teams.teamopsref = ops.opsid\n* ops.opshubref = hubs.hubid\n",
-		"| `opshubref` | integer | references hubs.hubid | Hub. |",
+		"* teams.teamopsref = ops.opsid\n",
+		"* ops.opshubref = hubs.hubid\n",
+		"- `opshubref` integer: Hub.\n",
 	} {
 		if !strings.Contains(pack.Text, want) {
 			t.Errorf("pack lacks %q:\n%s", want, pack.Text)
 		}
+	}
+	// A key whose join the pack lists is not said twice.
+	if strings.Contains(pack.Text, "references hubs.hubid") {
+		t.Errorf("a listed join repeated in its row:\n%s", pack.Text)
 	}
 	if strings.Join(pack.Tables, " ") != "hub/tables/hubs hub/tables/ops hub/tables/teams" {
 		t.Errorf("tables %v", pack.Tables)
@@ -107,4 +112,21 @@ func containsRef(refs []string, ref string) bool {
 		}
 	}
 	return false
+}
+
+func TestTrimMeaning(t *testing.T) {
+	for in, want := range map[string]string{
+		"A NUMERIC(4,1) measuring the score.":                      "measuring the score.",
+		"INTEGER PRIMARY KEY identifying each customer.":           "identifying each customer.",
+		"INTEGER REFERENCES customers(custid): the customer.":      "the customer.",
+		"FOREIGN KEY referencing Showcases(ShowcaseID), the case.": "the case.",
+		"BIGSERIAL PRIMARY KEY":                                    "PRIMARY KEY",
+		"Primary key of the table.":                                "Primary key of the table.",
+		"REFERENCES tells which order.":                            "REFERENCES tells which order.",
+		"TEXT":                                                     "TEXT",
+	} {
+		if got := trimMeaning(in); got != want {
+			t.Errorf("trimMeaning(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

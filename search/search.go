@@ -1,17 +1,20 @@
 // Package search ranks the concepts of a snapshot for a question, with no
 // model in the loop: BM25 over each concept's names, manifest cells and body,
-// then a capped one-hop expansion over the link graph. Results are manifest
-// rows with a position hint, never bodies, so an agent narrows with search
-// and then reads only the sections it chose. The package also builds context
-// packs: the rules, columns and joins a question needs, under a token budget,
-// from the facts the snapshot carries (readmodel.TableFacts and RuleFacts),
-// never from the markdown.
+// raised for the concepts the question names, then a capped one-hop
+// expansion over the link graph. Results are manifest rows with a position
+// hint, never bodies, so an agent narrows with search and then reads only
+// the sections it chose. The package also builds context packs: the rules,
+// columns and joins a question needs, under a token budget, from the facts
+// the snapshot carries (readmodel.TableFacts and RuleFacts), never from the
+// markdown.
 package search
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -47,18 +50,39 @@ type posting struct {
 type Index struct {
 	snap     *readmodel.Snapshot
 	terms    map[string]int32
-	postings [][]posting
+	postings [][]posting // each term's, in concept order
 	docLen   []float32
 	avgLen   float32
 	links    [][]int32 // outbound links of each concept, as concept indexes
 	norm     []float32 // k1·(1−b+b·len/avg) of each concept
 	scratch  sync.Pool // *scratch, reused across searches
 
+	// bundles are the runs of concepts of each bundle (a snapshot keeps a
+	// bundle's concepts together), and bnorm is norm with the average
+	// length of the concept's own bundle: a search of one bundle takes its
+	// statistics from that bundle alone, so its ranking does not move when
+	// other bundles join the tenant.
+	bundles []span
+	bnorm   []float32
+
+	// names holds the keys concepts are named by (see nameKey); maxPhrase
+	// is the most words of a rule's title.
+	names     nameTable
+	maxPhrase int
+
 	fkOnce sync.Once
-	fk     [][]join // the foreign keys of each concept, resolved on first use
+	joins  *joinGraph // the foreign keys between tables, resolved on first use
 
 	titleOnce  sync.Once
 	titleWords [][2][]string // each rule's title words, full and abbreviated, read on first use
+
+	packs packData // what context packs read, built on first use
+}
+
+// span is the run [lo, hi) of the concepts of one bundle.
+type span struct {
+	bundle string
+	lo, hi int32
 }
 
 // scratch is the per-search working memory: a score per concept (kept at
@@ -76,9 +100,9 @@ func better(scores []float64, a, c int32) bool {
 	return a < c
 }
 
-// topK returns the k best candidates that pass keep, best first, with a
-// bounded heap rather than a sort of every candidate.
-func topK(cands []int32, scores []float64, k int, keep func(int32) bool) []int32 {
+// topK returns the k best candidates, best first, with a bounded heap
+// rather than a sort of every candidate.
+func topK(cands []int32, scores []float64, k int) []int32 {
 	h := make([]int32, 0, k+1) // min-heap: the worst kept result on top
 	worse := func(i, j int) bool { return better(scores, h[j], h[i]) }
 	down := func(i int) {
@@ -99,9 +123,6 @@ func topK(cands []int32, scores []float64, k int, keep func(int32) bool) []int32
 		}
 	}
 	for _, d := range cands {
-		if !keep(d) {
-			continue
-		}
 		if len(h) == k {
 			if !better(scores, d, h[0]) {
 				continue
@@ -198,6 +219,9 @@ func BuildWeighted(s *readmodel.Snapshot, w Weights) *Index {
 		}
 		sh.entries = nil
 	}
+	var bundleTotal float64
+	ix.norm = make([]float32, len(s.Concepts))
+	ix.bnorm = make([]float32, len(s.Concepts))
 	for i := range s.Concepts {
 		total += float64(ix.docLen[i])
 		c := &s.Concepts[i]
@@ -206,16 +230,45 @@ func BuildWeighted(s *readmodel.Snapshot, w Weights) *Index {
 				ix.links[i] = append(ix.links[i], int32(t))
 			}
 		}
+		if i == 0 || c.Bundle != s.Concepts[i-1].Bundle {
+			ix.bundles = append(ix.bundles, span{bundle: c.Bundle, lo: int32(i)})
+			bundleTotal = 0
+		}
+		bundleTotal += float64(ix.docLen[i])
+		if i+1 == len(s.Concepts) || s.Concepts[i+1].Bundle != c.Bundle {
+			sp := &ix.bundles[len(ix.bundles)-1]
+			sp.hi = int32(i + 1)
+			lengthNorms(ix.bnorm[sp.lo:sp.hi], ix.docLen[sp.lo:sp.hi], bundleTotal)
+		}
 	}
-	if n := len(s.Concepts); n > 0 {
-		ix.avgLen = float32(total / float64(n))
+	ix.avgLen = lengthNorms(ix.norm, ix.docLen, total)
+	nKeys := 0
+	for _, sh := range shards {
+		nKeys += len(sh.keys)
 	}
-	ix.norm = make([]float32, len(s.Concepts))
-	for i, l := range ix.docLen {
-		ix.norm[i] = float32(k1 * (1 - b + b*float64(l)/float64(ix.avgLen)))
+	ix.names = newNameTable(nKeys)
+	for _, sh := range shards {
+		for _, k := range sh.keys {
+			ix.names.add(k)
+		}
+		sh.keys = nil
+		ix.maxPhrase = max(ix.maxPhrase, sh.maxPhrase)
 	}
 	ix.scratch.New = func() any { return &scratch{scores: make([]float64, len(s.Concepts))} }
 	return ix
+}
+
+// lengthNorms writes k1·(1−b+b·len/avg) for each length into norm, avg
+// being the lengths' mean (total over their number), and returns avg.
+func lengthNorms(norm, lens []float32, total float64) float32 {
+	if len(lens) == 0 {
+		return 0
+	}
+	avg := float32(total / float64(len(lens)))
+	for i, l := range lens {
+		norm[i] = float32(k1 * (1 - b + b*float64(l)/float64(avg)))
+	}
+	return avg
 }
 
 // shard indexes a contiguous run of concepts with its own dictionary.
@@ -225,6 +278,9 @@ type shard struct {
 	entries []entry  // the (term, frequency) pairs of each concept in turn
 	lo      int      // the first concept
 	ends    []int    // where each concept's entries end
+
+	keys      []nameKey // the names of its concepts
+	maxPhrase int
 }
 
 // entry is a term and its weighted frequency in one concept.
@@ -237,12 +293,19 @@ type entry struct {
 func (sh *shard) index(s *readmodel.Snapshot, lo, hi int, docLen []float32, w Weights) {
 	sh.lo = lo
 	sh.ends = make([]int, 0, hi-lo)
+	// A table has two keys, its id's last segment and its title.
+	sh.keys = make([]nameKey, 0, 2*(hi-lo))
 	var counts []float32 // per local term id, for the current concept
 	var touched []int32
 	var buf []byte
 	doc := 0
-	add := func(text []byte, weight float32) {
-		buf = tokenize(text, buf, func(tok []byte, _ int) {
+	// add indexes a text and hashes its tokens from offset name.from on into
+	// name, when given: a concept's names are keyed as they are indexed.
+	add := func(text []byte, weight float32, name *nameHash) {
+		buf = tokenize(text, buf, func(tok []byte, off int) {
+			if name != nil && off >= name.from {
+				name.add(tok)
+			}
 			id, ok := sh.terms[string(tok)]
 			if !ok {
 				id = int32(len(sh.names))
@@ -260,18 +323,22 @@ func (sh *shard) index(s *readmodel.Snapshot, lo, hi int, docLen []float32, w We
 	}
 	for doc = lo; doc < hi; doc++ {
 		c := &s.Concepts[doc]
-		add([]byte(c.ID), w.Name)
-		add([]byte(c.Title), w.Name)
-		add([]byte(c.Kind), w.Cell)
-		add([]byte(c.Grain), w.Cell)
-		add([]byte(c.Summary), w.Cell)
-		add(s.Body(c), w.Body)
+		segment, title := nameHash{h: seed(exactName), from: strings.LastIndexByte(c.ID, '/') + 1}, nameHash{h: seed(exactName)}
+		add([]byte(c.ID), w.Name, &segment)
+		add([]byte(c.Title), w.Name, &title)
+		add([]byte(c.Kind), w.Cell, nil)
+		add([]byte(c.Grain), w.Cell, nil)
+		add([]byte(c.Summary), w.Cell, nil)
+		add(s.Body(c), w.Body, nil)
 		for _, id := range touched {
 			sh.entries = append(sh.entries, entry{term: id, tf: counts[id]})
 			counts[id] = 0
 		}
 		sh.ends = append(sh.ends, len(sh.entries))
 		touched = touched[:0]
+		var words int
+		sh.keys, words = appendNameKeys(sh.keys, c, int32(doc), segment, title)
+		sh.maxPhrase = max(sh.maxPhrase, words)
 	}
 }
 
@@ -291,7 +358,8 @@ const DefaultK = 8
 // Hit is one result: a concept, reached directly or through links.
 type Hit struct {
 	Concept *readmodel.Concept `json:"concept"`
-	// Score is the BM25 score of a direct hit, 0 for an expanded one.
+	// Score is the BM25 score of a direct hit, raised when the query names
+	// the concept (NamedBoost, ExactBoost); 0 for an expanded one.
 	Score float64 `json:"score"`
 	// Pos is the body offset where the query's terms cluster densest, or -1
 	// when only the concept's names or cells matched (and for expanded rows).
@@ -323,40 +391,66 @@ func (ix *Index) Results(hits []Hit, now time.Time) []Result {
 	return out
 }
 
-// Search ranks concepts for a query: the top K direct hits by BM25, then up
-// to K concepts they link to, ranked by how many hits point at each.
+// Search ranks concepts for a query: the top K direct hits by BM25, raised
+// for the concepts the query names (see NamedBoost and ExactBoost), then up
+// to K concepts they link to, ranked by how many hits point at each. With
+// Options.Bundle, only that bundle's concepts are scored, and with that
+// bundle's own statistics.
 func (ix *Index) Search(query string, o Options) []Hit {
 	k := o.K
 	if k <= 0 {
 		k = DefaultK
 	}
-	qterms, framing := ix.queryTerms(query)
-	if len(qterms) == 0 || len(ix.snap.Concepts) == 0 {
+	lo, hi, norm := int32(0), int32(len(ix.snap.Concepts)), ix.norm
+	if o.Bundle != "" {
+		sp, ok := ix.span(o.Bundle)
+		if !ok {
+			return nil
+		}
+		lo, hi, norm = sp.lo, sp.hi, ix.bnorm
+	}
+	qterms, framing := ix.queryTerms(query, lo, hi)
+	exact, named := ix.naming(query, lo, hi)
+	if len(qterms) == 0 && len(exact) == 0 {
 		return nil
 	}
 	sc := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(sc)
 	scores := sc.scores
-	n := float64(len(ix.snap.Concepts))
+	n := float64(hi - lo)
 	cands := sc.cands[:0]
 	for i, t := range qterms {
-		ps := ix.postings[t]
-		df := float64(len(ps))
+		df := float64(len(t.ps))
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		if i >= len(qterms)-framing {
 			idf *= FramingWeight
 		}
-		for _, p := range ps {
+		for _, p := range t.ps {
 			if scores[p.doc] == 0 {
 				cands = append(cands, p.doc)
 			}
 			tf := float64(p.tf)
-			scores[p.doc] += idf * tf * (k1 + 1) / (tf + float64(ix.norm[p.doc]))
+			scores[p.doc] += idf * tf * (k1 + 1) / (tf + float64(norm[p.doc]))
 		}
 	}
-	top := topK(cands, scores, k, func(d int32) bool {
-		return o.Bundle == "" || ix.snap.Concepts[d].Bundle == o.Bundle
-	})
+	raise := func(docs []int32, by float64) {
+		for _, d := range docs {
+			if scores[d] == 0 {
+				cands = append(cands, d)
+			}
+			scores[d] += by
+		}
+	}
+	if len(named) > 0 && len(cands) > 0 {
+		raise(named, NamedBoost*best(cands, scores))
+	}
+	if len(exact) > 0 {
+		// As if the best were 1 when nothing else scored, so that a name
+		// sharing no word with the knowledge ("disaster_events" for the
+		// table disasterevents) still finds its concept.
+		raise(exact, ExactBoost*max(1, best(cands, scores)))
+	}
+	top := topK(cands, scores, k)
 	hits := make([]Hit, 0, 2*len(top))
 	for _, d := range top {
 		c := &ix.snap.Concepts[d]
@@ -373,15 +467,53 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	return hits
 }
 
-// queryTerms returns the distinct known terms of a query: its content
-// words first, then the words that only frame a question ("what is the
-// ..."), counting how many of those end the list; a query of framing words
-// alone counts none as framing. When the query has content words but the
-// knowledge knows none of them, it returns nothing, so a question about
-// something else entirely finds nothing rather than whatever shares its
-// framing.
-func (ix *Index) queryTerms(query string) ([]int32, int) {
-	var out, framing []int32
+// NamedBoost is what a rule the query names word for word (its title, the
+// title before a bracketed abbreviation, or the abbreviation) gains, as a
+// share of the best plain score: a question that names a rule needs it,
+// however long the question and however little else of the rule's text it
+// shares. Set by the sweep recorded in BENCHMARKS.md ("Search ranking").
+const NamedBoost = 1.0
+
+// ExactBoost is what a concept the whole query names exactly (its id, its
+// id's last segment, which is a table's name, or its title) gains, as a
+// multiple of the best score otherwise: more than 1, so it ranks above
+// every concept not so named even when it shares no word with the query.
+const ExactBoost = 2.0
+
+// best returns the highest score among the candidates.
+func best(cands []int32, scores []float64) float64 {
+	var m float64
+	for _, d := range cands {
+		m = max(m, scores[d])
+	}
+	return m
+}
+
+// span returns the run of a bundle's concepts.
+func (ix *Index) span(bundle string) (span, bool) {
+	for _, sp := range ix.bundles {
+		if sp.bundle == bundle {
+			return sp, true
+		}
+	}
+	return span{}, false
+}
+
+// qterm is a query term and its postings among the searched concepts.
+type qterm struct {
+	id int32
+	ps []posting
+}
+
+// queryTerms returns the distinct terms of a query that concepts [lo, hi)
+// hold: its content words first, then the words that only frame a question
+// ("what is the ..."), counting how many of those end the list; a query of
+// framing words alone counts none as framing. When the query has content
+// words but those concepts hold none of them, it returns nothing, so a
+// question about something else entirely finds nothing rather than
+// whatever shares its framing.
+func (ix *Index) queryTerms(query string, lo, hi int32) ([]qterm, int) {
+	var out, framing []qterm
 	content := false // the query has a word that is not framing, known or not
 	seen := map[int32]bool{}
 	tokenize([]byte(query), nil, func(tok []byte, _ int) {
@@ -392,10 +524,13 @@ func (ix *Index) queryTerms(query string) ([]int32, int) {
 			return
 		}
 		seen[id] = true
-		if framed {
-			framing = append(framing, id)
-		} else {
-			out = append(out, id)
+		ps := within(ix.postings[id], lo, hi)
+		switch {
+		case len(ps) == 0:
+		case framed:
+			framing = append(framing, qterm{id, ps})
+		default:
+			out = append(out, qterm{id, ps})
 		}
 	})
 	switch {
@@ -407,6 +542,14 @@ func (ix *Index) queryTerms(query string) ([]int32, int) {
 		return nil, 0
 	}
 	return append(out, framing...), len(framing)
+}
+
+// within returns the postings of concepts [lo, hi), postings being in
+// concept order.
+func within(ps []posting, lo, hi int32) []posting {
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= lo })
+	j := i + sort.Search(len(ps)-i, func(j int) bool { return ps[i+j].doc >= hi })
+	return ps[i:j]
 }
 
 // FramingWeight scales the score of the words that only frame a question
@@ -427,9 +570,224 @@ var questionWords = func() map[string]bool {
 	return m
 }()
 
+// A nameKey is a hash of one name of a concept. A concept is named exactly
+// by its id, its id's last segment, its title and, for a rule, its title
+// before a bracketed abbreviation, each as its tokens run together, so that
+// case, punctuation and "_" or "-" do not count (an id is keyed by its last
+// segment and checked whole when a query has a "/"); and a rule is named
+// inside a question by its title's words (before any bracket), singular, in
+// order, or by its abbreviation written as the title writes it. The hashes
+// are 64 bits, so two names collide about once in 10^10 searches of a
+// tenant of 20,000 concepts, and keeping them rather than the names keeps
+// the index small.
+type nameKey struct {
+	h   uint64
+	doc int32
+}
+
+// nameTable is an open-addressing hash table of name keys, linearly
+// probed; a slot holds its concept's index plus one, 0 marking it empty.
+// Building it is one pass, where sorting the keys took 4% of a build.
+type nameTable struct {
+	slots []nameKey
+	mask  uint64
+}
+
+// newNameTable makes a table for n keys, at most three quarters full.
+func newNameTable(n int) nameTable {
+	size := 1
+	for size*3 < n*4 {
+		size *= 2
+	}
+	return nameTable{slots: make([]nameKey, size), mask: uint64(size - 1)}
+}
+
+func (t *nameTable) add(k nameKey) {
+	for i := k.h & t.mask; ; i = (i + 1) & t.mask {
+		if t.slots[i].doc == 0 {
+			t.slots[i] = nameKey{k.h, k.doc + 1}
+			return
+		}
+	}
+}
+
+// find appends the concepts of [lo, hi) keyed h.
+func (t *nameTable) find(h uint64, lo, hi int32, out []int32) []int32 {
+	for i := h & t.mask; t.slots[i].doc != 0; i = (i + 1) & t.mask {
+		if d := t.slots[i].doc - 1; t.slots[i].h == h && lo <= d && d < hi {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// nameHash hashes the tokens of a name from offset from on.
+type nameHash struct {
+	h    uint64
+	from int
+	ok   bool
+}
+
+func (n *nameHash) add(tok []byte) { n.h, n.ok = mixAll(n.h, tok), true }
+
+// The kinds of name, each hashed from its own seed.
+const (
+	exactName byte = iota
+	titleWords
+	abbreviation
+)
+
+const fnvPrime = 1099511628211
+
+// seed starts the FNV-1a hash of a name of the given kind.
+func seed(kind byte) uint64 { return mix(14695981039346656037, kind) }
+
+func mix(h uint64, c byte) uint64 { return (h ^ uint64(c)) * fnvPrime }
+
+func mixAll(h uint64, s []byte) uint64 {
+	for _, c := range s {
+		h = mix(h, c)
+	}
+	return h
+}
+
+// exactKey hashes a text's tokens run together; ok is false when it has
+// none.
+func exactKey(text string) (uint64, bool) {
+	n := nameHash{h: seed(exactName)}
+	tokenize([]byte(text), nil, func(tok []byte, _ int) { n.add(tok) })
+	return n.h, n.ok
+}
+
+// phraseKey hashes words separated by spaces.
+func phraseKey(words []string) uint64 {
+	h := seed(titleWords)
+	for i, w := range words {
+		if i > 0 {
+			h = mix(h, ' ')
+		}
+		h = mixAll(h, []byte(w))
+	}
+	return h
+}
+
+// abbreviated returns a title's name and, when its brackets hold one word
+// with a capital, such as "RUR" in "Resource Utilization Ratio (RUR)", that
+// abbreviation.
+func abbreviated(title string) (name, abbr string) {
+	name, rest, ok := strings.Cut(title, "(")
+	if !ok {
+		return title, ""
+	}
+	rest, _, _ = strings.Cut(rest, ")")
+	if rest = strings.TrimSpace(rest); isAbbreviation(rest) {
+		return name, rest
+	}
+	return name, ""
+}
+
+// isAbbreviation reports whether a word is ASCII letters and digits with a
+// capital letter.
+func isAbbreviation(w string) bool {
+	upper := false
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		default:
+			return false
+		}
+	}
+	return upper
+}
+
+func abbreviationKey(w string) uint64 { return mixAll(seed(abbreviation), []byte(singular(w))) }
+
+// appendNameKeys appends the keys of a concept's names, given the hashes
+// of its id's last segment and of its title, and returns the number of its
+// title words (0 for a table, whose title is its name).
+func appendNameKeys(keys []nameKey, c *readmodel.Concept, doc int32, segment, title nameHash) ([]nameKey, int) {
+	start := len(keys)
+	add := func(h uint64) {
+		for _, k := range keys[start:] {
+			if k.h == h {
+				return
+			}
+		}
+		keys = append(keys, nameKey{h, doc})
+	}
+	for _, n := range []nameHash{segment, title} {
+		if n.ok {
+			add(n.h)
+		}
+	}
+	if c.IsTable() {
+		return keys, 0
+	}
+	name, abbr := abbreviated(c.Title)
+	if h, ok := exactKey(name); ok {
+		add(h)
+	}
+	var words []string
+	for _, t := range Tokens(name) {
+		words = append(words, singular(t))
+	}
+	if len(words) > 0 {
+		add(phraseKey(words))
+	}
+	if abbr != "" {
+		add(abbreviationKey(abbr))
+	}
+	return keys, len(words)
+}
+
+// naming returns the concepts of [lo, hi) that a query names: exactly (the
+// whole query is one of the concept's names), and the rules whose title
+// words or abbreviation it holds, each list in concept order.
+func (ix *Index) naming(query string, lo, hi int32) (exact, named []int32) {
+	whole, ok := exactKey(query)
+	if !ok {
+		return nil, nil
+	}
+	exact = ix.names.find(whole, lo, hi, nil)
+	if cut := strings.LastIndexByte(query, '/'); cut >= 0 {
+		// An id: its last segment is keyed, the whole is checked here.
+		if h, ok := exactKey(query[cut+1:]); ok {
+			for _, d := range ix.names.find(h, lo, hi, nil) {
+				if id, _ := exactKey(ix.snap.Concepts[d].ID); id == whole {
+					exact = append(exact, d)
+				}
+			}
+		}
+	}
+	slices.Sort(exact)
+	exact = slices.Compact(exact)
+	if ix.maxPhrase == 0 {
+		return exact, nil
+	}
+	var words []string
+	tokenize([]byte(query), nil, func(tok []byte, off int) {
+		words = append(words, singular(string(tok)))
+		// An abbreviation counts only as the title writes it: "PER" names
+		// the Physical Endurance Rating, "per" does not.
+		if raw := query[off:min(len(query), off+len(tok))]; isAbbreviation(raw) {
+			named = ix.names.find(abbreviationKey(raw), lo, hi, named)
+		}
+	})
+	for i := range words {
+		for n := 1; n <= ix.maxPhrase && i+n <= len(words); n++ {
+			named = ix.names.find(phraseKey(words[i:i+n]), lo, hi, named)
+		}
+	}
+	slices.Sort(named)
+	return exact, slices.Compact(named)
+}
+
 // expand returns up to k concepts the hits link to, in the same bundle, that
-// are not hits themselves: most-pointed-at first, then by the rank of the
-// best hit pointing at them.
+// are not hits themselves: first the rules a rule hit depends on, since a
+// rule is read with the rules its definition uses, then the most-pointed-at,
+// then by the rank of the best hit pointing at them.
 func (ix *Index) expand(hits []int32, k int) []Hit {
 	s := ix.snap
 	isHit := map[int32]bool{}
@@ -437,31 +795,35 @@ func (ix *Index) expand(hits []int32, k int) []Hit {
 		isHit[d] = true
 	}
 	type target struct {
-		doc       int32
-		via, best int
+		doc             int32
+		deps, via, best int
 	}
 	byDoc := map[int32]*target{}
 	var order []*target
 	for rank, d := range hits {
+		var deps []string
+		if r := s.Concepts[d].Rule(); r != nil {
+			deps = r.DependsOn
+		}
 		for _, td := range ix.links[d] {
 			if isHit[td] {
 				continue
 			}
-			if byDoc[td] == nil {
-				byDoc[td] = &target{doc: td, best: rank}
-				order = append(order, byDoc[td])
+			t := byDoc[td]
+			if t == nil {
+				t = &target{doc: td, best: rank}
+				byDoc[td] = t
+				order = append(order, t)
 			}
-			byDoc[td].via++
+			t.via++
+			if slices.Contains(deps, s.Concepts[td].ID) {
+				t.deps++
+			}
 		}
 	}
-	sort.SliceStable(order, func(i, j int) bool {
-		if order[i].via != order[j].via {
-			return order[i].via > order[j].via
-		}
-		if order[i].best != order[j].best {
-			return order[i].best < order[j].best
-		}
-		return order[i].doc < order[j].doc
+	sort.Slice(order, func(i, j int) bool {
+		a, c := order[i], order[j]
+		return cmp.Or(cmp.Compare(c.deps, a.deps), cmp.Compare(c.via, a.via), cmp.Compare(a.best, c.best), cmp.Compare(a.doc, c.doc)) < 0
 	})
 	if len(order) > k {
 		order = order[:k]
@@ -478,10 +840,10 @@ const window = 600
 
 // position returns the start of the body line where the most query-term
 // occurrences fall within one window, or -1 if the body has none.
-func (ix *Index) position(c *readmodel.Concept, qterms []int32) int {
+func (ix *Index) position(c *readmodel.Concept, qterms []qterm) int {
 	want := map[int32]bool{}
 	for _, t := range qterms {
-		want[t] = true
+		want[t.id] = true
 	}
 	body := ix.snap.Body(c)
 	var offs []int

@@ -70,12 +70,12 @@ earlier context is re-read at a 10% cache rate.`,
 			if err != nil {
 				return err
 			}
-			if len(skipped) > 0 {
-				fmt.Fprintf(e.stderr, "skipped %d questions whose database has no bundle\n", len(skipped))
+			for _, s := range skipped {
+				fmt.Fprintf(e.stderr, "skipped %s: %s\n", s.Question, s.Reason)
 			}
 			sums := eval.Summarize(outcomes)
 			if asJSON {
-				return printJSON(e, map[string]any{"summaries": sums, "outcomes": outcomes})
+				return printJSON(e, map[string]any{"summaries": sums, "outcomes": outcomes, "skipped": skipped})
 			}
 			return eval.WriteTable(e.stdout, sums)
 		},
@@ -86,11 +86,15 @@ earlier context is re-read at a 10% cache rate.`,
 	f.StringVar(&raw, "raw", "", "a folder of raw LiveSQLBench documents (<db>/<db>_schema.txt, ...), for the raw strategy")
 	f.IntVarP(&opt.K, "k", "k", search.DefaultK, "search depth")
 	f.IntVar(&opt.Budget, "budget", search.DefaultBudget, "context pack budget in tokens")
+	f.BoolVar(&opt.Evidence, "evidence", false, "append each question's evidence (BIRD's hint) to its text")
+	f.BoolVar(&opt.Mixed, "mixed", false, "ask every question of all the bundles at once, without naming its database")
 	f.BoolVar(&asJSON, "json", false, "print summaries and per-question outcomes as JSON")
 	// Tuning knobs, for the sweeps behind the defaults.
 	f.Float32Var(&weights.Name, "name-weight", weights.Name, "search weight of a concept's id and title (for sweeps)")
 	f.Float32Var(&weights.Cell, "cell-weight", weights.Cell, "search weight of a concept's other manifest cells (for sweeps)")
 	f.IntVar(&opt.Pack.Rules, "pack-rules", search.DefaultPackRules, "rule hits a context pack takes (for sweeps)")
 	f.Float64Var(&opt.Pack.MinRelevance, "min-relevance", search.DefaultMinRelevance, "share of the best rule score a pack's rules need (for sweeps)")
+	f.IntVar(&opt.Pack.Columns, "pack-columns", search.DefaultPackColumns, "question columns a context pack takes (for sweeps)")
+	f.Float64Var(&opt.Pack.ColumnRelevance, "column-relevance", search.DefaultColumnRelevance, "share of the best column score a pack's question columns need (for sweeps)")
 	return c
 }

@@ -96,7 +96,7 @@ func TestReadCommandOutputs(t *testing.T) {
 	}
 
 	_, pack, _ := run(t, "context", "--dir", dir, "--budget", "400", "which customers are active")
-	for _, s := range []string{"### Active Customer (knowledge/active-customer)", "| `orderdt` | timestamp |  | When placed. |", "* orders.custref = customers.custid"} {
+	for _, s := range []string{"### Active Customer (knowledge/active-customer)", "- `orderdt` timestamp: When placed.", "* orders.custref = customers.custid"} {
 		if !strings.Contains(pack, s) {
 			t.Errorf("context pack lacks %q:\n%s", s, pack)
 		}
