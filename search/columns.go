@@ -42,6 +42,8 @@ type packData struct {
 	mu      sync.Mutex
 	columns map[string]*columnIndex // by bundle
 	tokens  sync.Map                // a rendered piece → its token count
+	rows    sync.Map                // a rowKey → its schema row, counted
+	rules   sync.Map                // a rule's concept index → its text, counted
 
 	vocabOnce sync.Once
 	vocab     *vocabulary

@@ -107,7 +107,7 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 		colRel = DefaultColumnRelevance
 	}
 	// The question is the caller's own: a pack does not repeat it.
-	p := &packer{ix: ix, count: o.Count, budget: budget, header: "# Knowledge pack\n", facts: map[int]*readmodel.TableFacts{}, rows: map[rowKey]string{}}
+	p := &packer{ix: ix, count: o.Count, budget: budget, header: "# Knowledge pack\n", facts: map[int]*readmodel.TableFacts{}, joins: map[string]joinSet{}}
 	bundle := o.Bundle
 	if bundle == "" {
 		bundle, p.pack.Routing = ix.route(question)
@@ -116,7 +116,7 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 	if bundle == "" {
 		return p.finish(sel, nil)
 	}
-	hits := ix.Search(question, Options{K: 4 * nRules, Bundle: bundle, NoExpand: true})
+	hits := ix.Search(question, Options{K: 4 * nRules, Bundle: bundle, NoExpand: true, noPos: true})
 
 	// First the rules the question names and its best rule hit, each with
 	// the rules it depends on and the columns they use; then the columns
@@ -239,8 +239,14 @@ func (s selection) has(table int, col string) bool { return s.cols[table][string
 // layout is a selection rendered: the pieces of its text in order, and the
 // refs of the tables and columns it shows.
 type layout struct {
-	pieces          []string
+	pieces          []piece
 	tables, columns []string
+}
+
+// piece is a part of a pack's text and its token count.
+type piece struct {
+	text   string
+	tokens int
 }
 
 // layout renders a selection: its rules, then the schema rows of its
@@ -250,27 +256,13 @@ func (p *packer) layout(sel selection) layout {
 	ix := p.ix
 	var l layout
 	if len(sel.rules) > 0 {
-		l.pieces = append(l.pieces, "\n## Rules\n")
+		l.pieces = append(l.pieces, p.piece("\n## Rules\n"))
 		for _, j := range sel.rules {
-			l.pieces = append(l.pieces, ix.ruleText(j))
+			l.pieces = append(l.pieces, p.rule(j))
 		}
 	}
 	cols := sel.clone().cols
-	joins := ix.joinGraph().connect(sortedKeys(cols))
-	// A key column whose join the pack lists does not repeat it in its row.
-	listed := map[int]map[string]bool{}
-	for _, j := range joins {
-		from, fromCols, to := j.from, j.fromCols, j.to
-		if j.reversed {
-			from, fromCols, to = j.to, j.toCols, j.from
-		}
-		if listed[from] == nil {
-			listed[from] = map[string]bool{}
-		}
-		for _, c := range fromCols {
-			listed[from][listedKey(c, tableName(&ix.snap.Concepts[to]))] = true
-		}
-	}
+	joins, listed := p.connect(sortedKeys(cols))
 	for _, j := range joins {
 		for _, end := range []struct {
 			t    int
@@ -285,7 +277,7 @@ func (p *packer) layout(sel selection) layout {
 		}
 	}
 	if len(cols) > 0 {
-		l.pieces = append(l.pieces, "\n## Columns\n")
+		l.pieces = append(l.pieces, p.piece("\n## Columns\n"))
 		for _, t := range sortedKeys(cols) {
 			r := ref(&ix.snap.Concepts[t])
 			l.tables = append(l.tables, r)
@@ -295,9 +287,9 @@ func (p *packer) layout(sel selection) layout {
 		}
 	}
 	if len(joins) > 0 {
-		l.pieces = append(l.pieces, "\n## Joins\n")
+		l.pieces = append(l.pieces, p.piece("\n## Joins\n"))
 		for _, j := range joins {
-			l.pieces = append(l.pieces, "* "+ix.joinText(j)+"\n")
+			l.pieces = append(l.pieces, p.piece("* "+ix.joinText(j)+"\n"))
 		}
 	}
 	return l
@@ -313,9 +305,9 @@ type packer struct {
 	header string
 	pack   Pack
 	// A pack lays out many selections of the same few tables: their facts
-	// and rows are made once a pack.
+	// are decoded, and the joins between them found, once a pack.
 	facts map[int]*readmodel.TableFacts
-	rows  map[rowKey]string
+	joins map[string]joinSet // by the tables' indexes, sorted
 }
 
 type rowKey struct {
@@ -332,26 +324,72 @@ func listedKey(column, table string) string {
 	return strings.ToLower(column) + ">" + strings.ToLower(table)
 }
 
-// tokensOf counts a piece of a pack, from the index's cache when it was
-// counted before. Only pieces the snapshot makes (rules, rows, joins,
-// candidate rows) come here, so the cache is bounded by the snapshot.
-func (p *packer) tokensOf(piece string) int {
-	if n, ok := p.ix.packs.tokens.Load(piece); ok {
-		return n.(int)
-	}
-	n := p.count(piece)
-	p.ix.packs.tokens.Store(piece, n)
-	return n
+// joinSet is the joins that connect a set of tables, and the key columns
+// whose joins they list, by referencing table: such a column's row does
+// not repeat its key.
+type joinSet struct {
+	joins  []join
+	listed map[int]map[string]bool
 }
 
-func (p *packer) cost(pieces []string) int {
+// connect returns the joinSet of tables. Most selections a pack tries add
+// a column to a table it already shows, so the sets are kept per pack.
+func (p *packer) connect(tables []int) ([]join, map[int]map[string]bool) {
+	key := fmt.Sprint(tables)
+	if js, ok := p.joins[key]; ok {
+		return js.joins, js.listed
+	}
+	ix := p.ix
+	joins := ix.joinGraph().connect(tables)
+	listed := map[int]map[string]bool{}
+	for _, j := range joins {
+		from, fromCols, to := j.from, j.fromCols, j.to
+		if j.reversed {
+			from, fromCols, to = j.to, j.toCols, j.from
+		}
+		if listed[from] == nil {
+			listed[from] = map[string]bool{}
+		}
+		for _, c := range fromCols {
+			listed[from][listedKey(c, tableName(&ix.snap.Concepts[to]))] = true
+		}
+	}
+	p.joins[key] = joinSet{joins, listed}
+	return joins, listed
+}
+
+// piece counts a text of a pack, from the index's cache when it was
+// counted before. Only texts the snapshot makes (headers, joins, candidate
+// rows) come here, so the cache is bounded by the snapshot; rules and
+// schema rows have caches of their own, keyed without hashing their text.
+func (p *packer) piece(text string) piece {
+	if n, ok := p.ix.packs.tokens.Load(text); ok {
+		return piece{text, n.(int)}
+	}
+	n := p.count(text)
+	p.ix.packs.tokens.Store(text, n)
+	return piece{text, n}
+}
+
+// rule is a rule's text, counted once an index.
+func (p *packer) rule(i int) piece {
+	if r, ok := p.ix.packs.rules.Load(i); ok {
+		return r.(piece)
+	}
+	text := p.ix.ruleText(i)
+	r := piece{text, p.count(text)}
+	p.ix.packs.rules.Store(i, r)
+	return r
+}
+
+func (p *packer) cost(pieces []piece) int {
 	n := 0
 	for i, s := range pieces {
-		n += p.tokensOf(s)
+		n += s.tokens
 		// A piece that opens with a blank line after one that ends a line:
 		// a tokenizer may read the two newlines as one token (o200k does).
-		if i > 0 && strings.HasPrefix(s, "\n") && strings.HasSuffix(pieces[i-1], "\n") {
-			n += p.tokensOf("\n\n") - 2*p.tokensOf("\n")
+		if i > 0 && strings.HasPrefix(s.text, "\n") && strings.HasSuffix(pieces[i-1].text, "\n") {
+			n += p.piece("\n\n").tokens - 2*p.piece("\n").tokens
 		}
 	}
 	return n
@@ -359,14 +397,14 @@ func (p *packer) cost(pieces []string) int {
 
 // fits reports whether a selection fits the budget.
 func (p *packer) fits(sel selection) bool {
-	return p.cost(append([]string{p.header}, p.layout(sel).pieces...)) <= p.budget
+	return p.cost(append([]piece{p.piece(p.header)}, p.layout(sel).pieces...)) <= p.budget
 }
 
 // finish renders the selection and lists the next candidates while the
 // budget and PackCandidates allow.
 func (p *packer) finish(sel selection, hits []Hit) Pack {
 	l := p.layout(sel)
-	pieces := append([]string{p.header}, l.pieces...)
+	pieces := append([]piece{p.piece(p.header)}, l.pieces...)
 	used := p.cost(pieces)
 	shown := map[int]bool{}
 	for _, j := range sel.rules {
@@ -391,15 +429,19 @@ func (p *packer) finish(sel selection, hits []Hit) Pack {
 		if len(p.pack.Candidates) == 0 {
 			line = "\n## More candidates (id, bundle, kind, summary): read with get\n" + line
 		}
-		if n := p.cost(append(pieces, line)); n <= p.budget {
-			pieces, used = append(pieces, line), n
+		if n := p.cost(append(pieces, p.piece(line))); n <= p.budget {
+			pieces, used = append(pieces, p.piece(line)), n
 		} else {
 			break
 		}
 		shown[i] = true
 		p.pack.Candidates = append(p.pack.Candidates, ref(h.Concept))
 	}
-	p.pack.Text = strings.Join(pieces, "")
+	var text strings.Builder
+	for _, s := range pieces {
+		text.WriteString(s.text)
+	}
+	p.pack.Text = text.String()
 	p.pack.Tokens = used
 	return p.pack
 }
@@ -580,11 +622,11 @@ func (ix *Index) columnsUsed(i int) map[int]map[string]bool {
 // and returns the names of the columns shown. Only the rows of the columns
 // asked for have their meaning: a key column shown for a join says what it
 // is in its Key cell.
-func (p *packer) schemaRows(t int, cols, asked, listed map[string]bool, pieces *[]string) []string {
+func (p *packer) schemaRows(t int, cols, asked, listed map[string]bool, pieces *[]piece) []string {
 	ix := p.ix
 	c := &ix.snap.Concepts[t]
 	// The key's columns are rows of their own, marked primary key.
-	*pieces = append(*pieces, "\n### "+tableName(c)+"\n")
+	*pieces = append(*pieces, p.piece("\n### "+tableName(c)+"\n"))
 	facts := p.facts[t]
 	if facts == nil {
 		facts = c.Table()
@@ -602,10 +644,13 @@ func (p *packer) schemaRows(t int, cols, asked, listed map[string]bool, pieces *
 				k.listed += fk.Table + " "
 			}
 		}
-		row, ok := p.rows[k]
-		if !ok {
-			row = ix.schemaRow(c, facts, col, key, k.meaning, listed) + "\n"
-			p.rows[k] = row
+		var row piece
+		if r, ok := ix.packs.rows.Load(k); ok {
+			row = r.(piece)
+		} else {
+			text := ix.schemaRow(c, facts, col, key, k.meaning, listed) + "\n"
+			row = piece{text, p.count(text)}
+			ix.packs.rows.Store(k, row)
 		}
 		*pieces = append(*pieces, row)
 		names = append(names, col.Name)

@@ -58,7 +58,7 @@ func (ix *Index) route(question string) (string, []BundleScore) {
 	// in BENCHMARKS.md.
 	hits := map[string]float64{}
 	total, vocab := 0.0, 0.0
-	for _, h := range ix.Search(question, Options{K: RouteHits, NoExpand: true}) {
+	for _, h := range ix.Search(question, Options{K: RouteHits, NoExpand: true, noPos: true}) {
 		hits[h.Concept.Bundle] += h.Score
 		total += h.Score
 	}

@@ -350,6 +350,10 @@ type Options struct {
 	Bundle string
 	// NoExpand turns the link expansion off.
 	NoExpand bool
+
+	// noPos leaves Hit.Pos at -1: context packs and routing only rank,
+	// and finding the position reads each hit's body.
+	noPos bool
 }
 
 // DefaultK is the number of hits when Options.K is 0.
@@ -454,7 +458,11 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	hits := make([]Hit, 0, 2*len(top))
 	for _, d := range top {
 		c := &ix.snap.Concepts[d]
-		hits = append(hits, Hit{Concept: c, Score: scores[d], Pos: ix.position(c, qterms)})
+		pos := -1
+		if !o.noPos {
+			pos = ix.position(c, qterms)
+		}
+		hits = append(hits, Hit{Concept: c, Score: scores[d], Pos: pos})
 	}
 	// Leave the scratch scores at zero for the next search.
 	for _, d := range cands {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,8 +21,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/compile/source"
+	"github.com/okf-tools/okf/engine"
+	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/internal/pgtest"
+	"github.com/okf-tools/okf/internal/shareddata"
 	"github.com/okf-tools/okf/internal/synth"
+	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/store"
 )
@@ -45,17 +54,7 @@ func envInt(t *testing.T, name string, def int) int {
 // then through the JSON API. It reports throughput, latency percentiles,
 // errors and the server's peak RSS, and fails on any error.
 func TestLoad(t *testing.T) {
-	seconds := envInt(t, "OKF_LOAD_SECONDS", 2)
-	clients := envInt(t, "OKF_LOAD_CLIENTS", 32)
 	concepts := envInt(t, "OKF_LOAD_CONCEPTS", 2000)
-	okf := okfBinary(t)
-
-	data := t.TempDir()
-	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(data, store.DefaultFile))
-	if err != nil {
-		t.Fatal(err)
-	}
 	bundles := map[string]map[string][]byte{}
 	for _, d := range synth.Generate(concepts, 1) {
 		if bundles[d.Bundle] == nil {
@@ -63,19 +62,7 @@ func TestLoad(t *testing.T) {
 		}
 		bundles[d.Bundle][d.Path] = d.Content
 	}
-	if _, err := st.Sync(ctx, "load", bundles, "load test"); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	cfg := filepath.Join(data, "okf.yaml")
-	if err := os.WriteFile(cfg, []byte("serve:\n  rate_limit: 1000000\n  burst: 1000000\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	token, err := MintToken(filepath.Join(data, TokensFile), "load", "load", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := startServe(t, okf, "--data", data, "--config", cfg)
+	srv, token := loadServer(t, bundles)
 
 	// The ids to read come from the manifest, as an agent's would.
 	manifest, _ := call(t, mcpClient(t, srv.addr, token), "manifest", map[string]any{"bundle": "b000"})
@@ -90,8 +77,7 @@ func TestLoad(t *testing.T) {
 	}
 	words := []string{"sales", "finance", "orders", "customers", "invoices", "payments", "refunds", "daily", "revenue",
 		"region", "status", "currency", "amount", "net", "gross", "tax", "pipeline", "late", "arriving", "events"}
-	// pick draws one call: its tool and arguments.
-	pick := func(r *rand.Rand) (string, map[string]any) {
+	loadRun(t, srv, token, fmt.Sprintf("%d concepts", concepts), func(r *rand.Rand) (string, map[string]any) {
 		q := words[r.IntN(len(words))] + " " + words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]
 		switch n := r.IntN(10); {
 		case n < 5:
@@ -100,8 +86,120 @@ func TestLoad(t *testing.T) {
 			return "get", map[string]any{"ids": []string{ids[r.IntN(len(ids))], ids[r.IntN(len(ids))]}, "section": "schema"}
 		}
 		return "context", map[string]any{"question": "total " + q + " by region"}
-	}
+	})
+}
 
+// TestContextLoad serves every database of ../shared/data (the eight
+// LiveSQLBench databases and BIRD superhero, 539 concepts) as one tenant
+// and has the clients ask only for context packs of the LiveSQLBench train
+// questions, naming no bundle, as agents on a shared server would.
+func TestContextLoad(t *testing.T) {
+	bundles, qs := sharedTenant(t)
+	srv, token := loadServer(t, bundles)
+	loadRun(t, srv, token, "the shared tenant", func(r *rand.Rand) (string, map[string]any) {
+		return "context", map[string]any{"question": qs[r.IntN(len(qs))].Text}
+	})
+}
+
+// sharedTenant compiles every database of ../shared/data that okf compile
+// reads into bundles, and reads the LiveSQLBench train questions.
+func sharedTenant(tb testing.TB) (map[string]map[string][]byte, []eval.Question) {
+	tb.Helper()
+	bundles := map[string]map[string][]byte{}
+	for _, rel := range [][]string{{"livesqlbench", "base-lite"}, {"bird"}} {
+		dbs, err := source.Read(context.Background(), shareddata.Dir(tb, rel...))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, db := range dbs {
+			b, err := compile.Build(db, compile.Options{Generator: "okf/test"})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			bundles[b.Name] = b.Files
+		}
+	}
+	qs, err := eval.LoadQuestions(shareddata.Dir(tb, "livesqlbench", "questions", "lite_7db_train.jsonl"), shareddata.Dir(tb, "livesqlbench", "questions", "lite_3db_train.jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return bundles, qs
+}
+
+// BenchmarkAPIContextShared is one JSON API context call on the shared
+// tenant, in process: what TestContextLoad's server spends a call, without
+// the loopback network and the clients.
+func BenchmarkAPIContextShared(b *testing.B) {
+	bundles, qs := sharedTenant(b)
+	var docs []readmodel.Doc
+	for _, name := range slices.Sorted(maps.Keys(bundles)) {
+		for _, p := range slices.Sorted(maps.Keys(bundles[name])) {
+			docs = append(docs, readmodel.Doc{Bundle: name, Path: p, Content: bundles[name][p]})
+		}
+	}
+	lib, _ := engine.NewFolderLibrary("load", docs)
+	g, err := NewGrant("load", "load", false, "load-token-0123456789abcdef")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := New(Options{Library: lib, Grants: []Grant{g}, RateLimit: 1e9, Burst: 1e9})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := srv.Handler()
+	ask := func(i int) {
+		r := httptest.NewRequest(http.MethodGet, "/v1/load/context?"+url.Values{"q": {qs[i%len(qs)].Text}}.Encode(), nil)
+		r.Header.Set("Authorization", "Bearer load-token-0123456789abcdef")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("%d: %s", w.Code, w.Body)
+		}
+	}
+	for i := range qs {
+		ask(i)
+	}
+	i := 0
+	for b.Loop() {
+		ask(i)
+		i++
+	}
+}
+
+// loadServer imports bundles as the tenant "load" into a fresh embedded
+// store and starts okf serve on it with no rate limit; it returns the
+// server and a read token.
+func loadServer(t *testing.T, bundles map[string]map[string][]byte) (*server, string) {
+	t.Helper()
+	okf := okfBinary(t)
+	data := t.TempDir()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(data, store.DefaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Sync(ctx, "load", bundles, "load test"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	cfg := filepath.Join(data, "okf.yaml")
+	if err := os.WriteFile(cfg, []byte("serve:\n  rate_limit: 1000000\n  burst: 1000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	token, err := MintToken(filepath.Join(data, TokensFile), "load", "load", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startServe(t, okf, "--data", data, "--config", cfg), token
+}
+
+// loadRun has OKF_LOAD_CLIENTS clients call what pick draws for
+// OKF_LOAD_SECONDS, first each with its own MCP session, then through the
+// JSON API, and logs what they got.
+func loadRun(t *testing.T, srv *server, token, tenant string, pick func(*rand.Rand) (string, map[string]any)) {
+	seconds := envInt(t, "OKF_LOAD_SECONDS", 2)
+	clients := envInt(t, "OKF_LOAD_CLIENTS", 32)
+	ctx := context.Background()
 	// Each transport turns a call into one request; "" means it succeeded.
 	viaMCP := func() func(string, map[string]any) string {
 		cs := mcpClient(t, srv.addr, token)
@@ -164,6 +262,7 @@ func TestLoad(t *testing.T) {
 				callers[c] = via.connect()
 			}
 			deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+			cpu0 := cpuTime(t, srv.cmd.Process.Pid)
 			start := time.Now()
 			for c, do := range callers {
 				wg.Add(1)
@@ -184,6 +283,7 @@ func TestLoad(t *testing.T) {
 			}
 			wg.Wait()
 			elapsed := time.Since(start)
+			cpu := cpuTime(t, srv.cmd.Process.Pid) - cpu0
 
 			var durs []time.Duration
 			byOp := map[string]int{}
@@ -200,10 +300,13 @@ func TestLoad(t *testing.T) {
 			}
 			slices.Sort(durs)
 			pct := func(p float64) time.Duration { return durs[min(len(durs)-1, int(p*float64(len(durs))))] }
-			t.Logf("load via %s: %d clients, %d concepts, %.1f s: %d calls (search %d, get %d, context %d), %.0f calls/s, p50 %v, p99 %v, max %v, errors %d, server peak RSS so far %d MiB",
-				via.name, clients, concepts, elapsed.Seconds(), len(durs), byOp["search"], byOp["get"], byOp["context"],
+			// The clients share the cores with the server: what the server
+			// spent a call says what it serves with the cores to itself.
+			t.Logf("load via %s: %d clients, %s, %.1f s: %d calls (search %d, get %d, context %d), %.0f calls/s, p50 %v, p99 %v, max %v, errors %d; server CPU %.2f s, %.2f ms a call (%.0f calls/s on %d cores of its own), peak RSS so far %d MiB",
+				via.name, clients, tenant, elapsed.Seconds(), len(durs), byOp["search"], byOp["get"], byOp["context"],
 				float64(len(durs))/elapsed.Seconds(), pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond),
-				durs[len(durs)-1].Round(10*time.Microsecond), sum(errs), peakRSS(t, srv.cmd.Process.Pid)>>20)
+				durs[len(durs)-1].Round(10*time.Microsecond), sum(errs), cpu.Seconds(), 1000*cpu.Seconds()/float64(len(durs)),
+				float64(runtime.NumCPU())*float64(len(durs))/cpu.Seconds(), runtime.NumCPU(), peakRSS(t, srv.cmd.Process.Pid)>>20)
 			for e, n := range errs {
 				t.Errorf("%d calls failed: %s", n, e)
 			}
@@ -234,6 +337,28 @@ func mcpClient(t *testing.T, addr, token string) *mcp.ClientSession {
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// cpuTime reads the user and system CPU time a process has used (Linux),
+// or 0.
+func cpuTime(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Logf("CPU time unknown: %v", err)
+		return 0
+	}
+	// The fields after the command, which is bracketed and may hold
+	// spaces: utime and stime are the 12th and 13th, in clock ticks (100
+	// a second on Linux).
+	_, rest, _ := strings.Cut(string(data), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseInt(f[11], 10, 64)
+	sys, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(user+sys) * 10 * time.Millisecond
 }
 
 // peakRSS reads a process's peak resident set size (VmHWM), in bytes.

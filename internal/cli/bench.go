@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/okf-tools/okf/engine"
+	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/internal/perf"
 )
 
@@ -20,6 +22,9 @@ func newBenchCmd(e *env) *cobra.Command {
 		rounds int
 		asJSON bool
 		one    int
+
+		bundles   string
+		questions []string
 	)
 	c := &cobra.Command{
 		Use:   "bench",
@@ -29,12 +34,22 @@ each, with frontmatter, # Schema, # Joins and links, in bundles of 500) at
 each size and measures: compile time, snapshot size, index build, search
 latency (p50, p99), section read latency, context pack latency, the peak
 RSS of the import side (compile and encode) and of the serving side (open
-the snapshot, index, answer), and the manifest's o200k tokens. Each size runs in a fresh process so its peak
-memory is its own.`,
+the snapshot, index, answer), and the manifest's o200k tokens. Each size
+runs in a fresh process so its peak memory is its own.
+
+With --bundles and --questions, it measures a real tenant instead: every
+bundle of the folder in one snapshot, asked each question (LiveSQLBench or
+BIRD JSON lines) without naming a bundle, as a server is asked: index
+build, search and context pack latency (p50, p99, warm) and the mean
+tokens of a pack.`,
 		Example: `  okf bench
-  okf bench --sizes 500,5000 --json`,
+  okf bench --sizes 500,5000 --json
+  okf bench --bundles ./bundles --questions questions.jsonl --rounds 20`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if bundles != "" || len(questions) > 0 {
+				return benchTenant(e, bundles, questions, rounds, asJSON)
+			}
 			if one > 0 {
 				r, err := perf.Run(one, rounds)
 				if err != nil {
@@ -83,7 +98,46 @@ memory is its own.`,
 	f.IntSliceVar(&sizes, "sizes", []int{500, 5000, 20000}, "catalogue sizes to measure, in concepts")
 	f.IntVar(&rounds, "rounds", 50, "times each of the ten queries is timed")
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	f.StringVar(&bundles, "bundles", "", "measure this folder of bundles, asked --questions, instead of a synthetic catalogue")
+	f.StringArrayVar(&questions, "questions", nil, "a question set (JSON lines) to ask the --bundles; repeat to combine sets")
 	f.IntVar(&one, "one", 0, "measure one size in this process (used by bench itself)")
 	_ = f.MarkHidden("one")
 	return c
+}
+
+// benchTenant measures a folder of bundles asked its question sets.
+func benchTenant(e *env, dir string, sets []string, rounds int, asJSON bool) error {
+	if dir == "" || len(sets) == 0 {
+		return usageError("--bundles and --questions go together")
+	}
+	if rounds <= 0 {
+		return usageError("--rounds: %d is not a positive count", rounds)
+	}
+	docs, err := engine.FolderDocs(dir)
+	if err != nil {
+		return err
+	}
+	qs, err := eval.LoadQuestions(sets...)
+	if err != nil {
+		return err
+	}
+	texts := make([]string, len(qs))
+	for i, q := range qs {
+		texts[i] = q.Text
+	}
+	fmt.Fprintf(e.stderr, "bench: %d documents, %d questions, %d rounds...\n", len(docs), len(texts), rounds)
+	r, err := perf.RunTenant(docs, texts, rounds)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "concepts\tbundles\tquestions\tindex build ms\tsearch p50 ms\tsearch p99 ms\tcontext p50 ms\tcontext p99 ms\tcontext tokens\t")
+	fmt.Fprintf(tw, "%d\t%d\t%d\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f\t\n", r.Concepts, r.Bundles, r.Questions, r.IndexBuildMS,
+		r.SearchP50MS, r.SearchP99MS, r.ContextP50MS, r.ContextP99MS, r.ContextTokens)
+	return tw.Flush()
 }

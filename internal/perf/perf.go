@@ -1,7 +1,8 @@
 // Package perf measures the knowledge engine on a synthetic catalogue of a
 // given size: compile time, snapshot size, index build, query and read
 // latency, peak memory and manifest tokens. okf bench runs it once per size
-// in a fresh process, so peak memory belongs to that size alone.
+// in a fresh process, so peak memory belongs to that size alone. It also
+// times search and context packs on a real tenant asked real questions.
 package perf
 
 import (
@@ -173,4 +174,53 @@ func peakRSSMB() float64 {
 		}
 	}
 	return 0
+}
+
+// TenantResult is the measurements of one real tenant: its bundles in one
+// snapshot, asked its own question sets as a server is asked them, without
+// naming a bundle, so each context pack routes first. Durations are in
+// milliseconds.
+type TenantResult struct {
+	Concepts      int     `json:"concepts"`
+	Bundles       int     `json:"bundles"`
+	Questions     int     `json:"questions"`
+	IndexBuildMS  float64 `json:"index_build_ms"`
+	SearchP50MS   float64 `json:"search_p50_ms"`
+	SearchP99MS   float64 `json:"search_p99_ms"`
+	ContextP50MS  float64 `json:"context_p50_ms"`
+	ContextP99MS  float64 `json:"context_p99_ms"`
+	ContextTokens float64 `json:"context_tokens"`
+}
+
+// RunTenant indexes the documents and times, rounds times over, a search
+// and a context pack for each question, warm: each question is asked once
+// before the timing, as a serving index has answered questions before.
+func RunTenant(docs []readmodel.Doc, questions []string, rounds int) (TenantResult, error) {
+	if len(questions) == 0 {
+		return TenantResult{}, fmt.Errorf("no questions to ask")
+	}
+	// A document with diagnostics is left out, as a server leaves it out.
+	snap, _ := readmodel.Build("bench", docs)
+	r := TenantResult{Concepts: len(snap.Concepts), Bundles: len(snap.Bundles), Questions: len(questions)}
+	start := time.Now()
+	ix := search.Build(snap)
+	r.IndexBuildMS = ms(time.Since(start))
+	for _, q := range questions {
+		r.ContextTokens += float64(ix.Context(q, search.PackOptions{Count: tokens.Count}).Tokens)
+	}
+	r.ContextTokens /= float64(len(questions))
+	var st1, ct []time.Duration
+	for range max(1, rounds) {
+		for _, q := range questions {
+			t := time.Now()
+			ix.Search(q, search.Options{})
+			st1 = append(st1, time.Since(t))
+			t = time.Now()
+			ix.Context(q, search.PackOptions{Count: tokens.Count})
+			ct = append(ct, time.Since(t))
+		}
+	}
+	r.SearchP50MS, r.SearchP99MS = percentile(st1, 0.50), percentile(st1, 0.99)
+	r.ContextP50MS, r.ContextP99MS = percentile(ct, 0.50), percentile(ct, 0.99)
+	return r, nil
 }
