@@ -31,6 +31,9 @@ type PackOptions struct {
 	// score a column needs; 0 means DefaultColumnRelevance.
 	Columns         int
 	ColumnRelevance float64
+	// NewTableRelevance is the share a column needs to bring its own table
+	// into a pack with rules; 0 means DefaultNewTableRelevance.
+	NewTableRelevance float64
 }
 
 // Pack is the knowledge a question most likely needs, in one text.
@@ -56,7 +59,8 @@ type Pack struct {
 	Routing []BundleScore `json:"routing,omitempty"`
 }
 
-// Pack defaults, set by the sweeps recorded in BENCHMARKS.md.
+// Pack defaults, set by the sweeps recorded in BENCHMARKS.md ("Context
+// packs that hold what the SQL needs").
 const (
 	DefaultPackRules    = 4
 	DefaultMinRelevance = 0.65
@@ -69,12 +73,12 @@ const (
 	// needs.
 	DefaultPackColumns     = 32
 	DefaultColumnRelevance = 0.1
-	// NewTableRelevance is the share of the best column's score a
+	// DefaultNewTableRelevance is the share of the best column's score a
 	// question's column needs to bring a table of its own into a pack that
 	// has rules: there the rules name most of the tables, and a new table
 	// costs its keys and joins too. A pack without rules takes its tables
 	// from the question's columns at DefaultColumnRelevance.
-	NewTableRelevance = 0.35
+	DefaultNewTableRelevance = 0.35
 	// PackCandidates is how many more candidates a pack lists by manifest
 	// row, budget allowing.
 	PackCandidates = 1
@@ -105,6 +109,10 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 	}
 	if colRel <= 0 {
 		colRel = DefaultColumnRelevance
+	}
+	newRel := o.NewTableRelevance
+	if newRel <= 0 {
+		newRel = DefaultNewTableRelevance
 	}
 	// The question is the caller's own: a pack does not repeat it.
 	p := &packer{ix: ix, count: o.Count, budget: budget, header: "# Knowledge pack\n", facts: map[int]*readmodel.TableFacts{}, joins: map[string]joinSet{}}
@@ -176,7 +184,7 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 		if k == nCols || c.score < colRel*cols[0].score {
 			break
 		}
-		if sel.has(c.table, c.name) || len(sel.rules) > 0 && sel.cols[c.table] == nil && c.score < NewTableRelevance*cols[0].score {
+		if sel.has(c.table, c.name) || len(sel.rules) > 0 && sel.cols[c.table] == nil && c.score < newRel*cols[0].score {
 			continue
 		}
 		try := sel.clone()
@@ -708,7 +716,7 @@ var shortTypes = map[string]string{
 // storedAs matches a meaning that opens by restating the column's type ("A
 // NUMERIC(4,1) measuring ...", "VARCHAR(50) describing ...", "An enum
 // (status_enum) indicating ..."): the row says it already.
-var storedAs = regexp.MustCompile(`^(?:(?:An?|The) )?(?:(?:VARCHAR|CHAR|TEXT|SMALLINT|INTEGER|INT|BIGINT|NUMERIC|DECIMAL|REAL|FLOAT|DOUBLE PRECISION|BOOLEAN|DATE|TIMESTAMP|TIMESTAMPTZ|JSONB|JSON|UUID|SERIAL|BIGSERIAL)(?:\([0-9, ]*\))?|enum \([A-Za-z0-9_]+\))(?: (?:field|column|value)\.?)? `)
+var storedAs = regexp.MustCompile(`^(?:(?:An?|The) )?(?:(?:ENUM|VARCHAR|CHAR|TEXT|SMALLINT|INTEGER|INT|BIGINT|NUMERIC|DECIMAL|REAL|FLOAT|DOUBLE PRECISION|BOOLEAN|DATE|TIMESTAMP|TIMESTAMPTZ|JSONB|JSON|UUID|SERIAL|BIGSERIAL)(?:\([0-9, ]*\))?|enum \([A-Za-z0-9_]+\))(?: (?:field|column|value)\.?)? `)
 
 // keyedAs matches a meaning that opens by restating the column's key
 // ("PRIMARY KEY identifying ...", "FOREIGN KEY referencing sites(zoneid), ..."),

@@ -33,24 +33,30 @@ func newEvalRetrievalCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "retrieval --questions <jsonl> --bundles <dir>",
 		Short: "Recall, MRR and tokens of each knowledge strategy, with no model",
-		Long: `Retrieval evaluates, for every question of a LiveSQLBench-style set whose
-database has a bundle, how each way of reading knowledge serves it:
+		Long: `Retrieval evaluates, for every question of a LiveSQLBench or BIRD question set
+whose database has a bundle, how each way of reading knowledge serves it:
 
   raw        the raw documentation pasted whole (needs --raw)
   navigator  an ideal index navigator: root index, folder index, then exactly
              the needed files
   manifest   the bundle's manifest, then one batched get of the needed concepts
+  schema     every table's schema, no business knowledge (the baseline)
   search     search (k rows plus link expansion), then get of the needed
              concepts it surfaced
   context    one context pack
+  auto       raw when a session of the database's questions is cheaper pasted
+             (raw tokens <= questions x budget), context otherwise (needs --raw)
 
-It reports the recall of the gold rules (external_knowledge) and gold tables
-(parsed from the gold SQL), MRR, the tokens read per question (o200k), and
-the tokens a whole session of each database's questions would be billed when
-earlier context is re-read at a 10% cache rate.`,
-		Example: `  okf eval retrieval --bundles ./bundles \
-    --questions ../shared/data/livesqlbench/questions/lite_7db_train.jsonl \
-    --raw ../shared/data/livesqlbench/base-lite`,
+It reports the recall of the gold rules (external_knowledge), of the gold
+tables and columns (what the gold SQL reads, parsed with PostgreSQL's parser
+and resolved against the bundle's tables), the share of complete answers
+(every gold rule, table and column seen), MRR, the tokens read per question
+(o200k), and the tokens a whole session of each database's questions would
+be billed when earlier context is re-read at a 10% cache rate. A question
+whose gold SQL does not parse is listed with the reason and skipped.`,
+		Example: `  okf eval retrieval --bundles ./bundles --questions train.jsonl --raw ./base-lite
+  okf eval retrieval --bundles ./bundles --questions bird.jsonl --evidence
+  okf eval retrieval --bundles ./bundles --questions a.jsonl --questions b.jsonl --mixed --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if len(questions) == 0 || bundles == "" {
@@ -96,5 +102,6 @@ earlier context is re-read at a 10% cache rate.`,
 	f.Float64Var(&opt.Pack.MinRelevance, "min-relevance", search.DefaultMinRelevance, "share of the best rule score a pack's rules need (for sweeps)")
 	f.IntVar(&opt.Pack.Columns, "pack-columns", search.DefaultPackColumns, "question columns a context pack takes (for sweeps)")
 	f.Float64Var(&opt.Pack.ColumnRelevance, "column-relevance", search.DefaultColumnRelevance, "share of the best column score a pack's question columns need (for sweeps)")
+	f.Float64Var(&opt.Pack.NewTableRelevance, "new-table-relevance", search.DefaultNewTableRelevance, "share of the best column score a column needs to bring its own table into a pack with rules (for sweeps)")
 	return c
 }
