@@ -21,7 +21,7 @@ var guidance = map[Strategy]string{
 	Raw:     `The database's whole documentation follows: tables, the meaning of each column, joins and business rules. Write the query with the exact formulas, thresholds, table and column names it gives.`,
 	Browse:  `The knowledge is a folder of markdown files that you read with read_file. Start with index.md, then the index of the folder you need; links in an index are relative to its folder. Open only the files the question needs: the business rules it names, the rules those depend on, and the tables whose columns they use.`,
 	Engine:  `Find the knowledge with three tools: search ranks concepts (business rules and tables) by the words of the question, get reads a concept or one section of it by id, and manifest lists every concept with a one-line summary. Read the business rules the question names, the rules they depend on and the tables whose columns they use.`,
-	Context: `Call context once, first, with the question: it returns the business rules the question most likely needs, the rules they depend on, the schema rows of the columns they use, the joins between their tables, and the ids of further candidates. Read anything else with get, by id.`,
+	Context: `Call context once, first, with the question: it returns the business rules the question most likely needs, the rules they depend on, the schema rows of the columns they and the question use, the joins between their tables, and the id of a further candidate. Read anything else with get, by id.`,
 }
 
 // nudge answers a reply that called no tool.

@@ -72,8 +72,8 @@ const (
 		"Use it to find the ids to get when you do not know them."
 	descGet = "Read concepts (batch the ids): the body, one section, or a window (offset, limit; find jumps to a phrase). " +
 		"Framed \"@@ bundle/id#section [start..end of total]\"; unknown ids come in \"@@ missing\". Read only what the question needs."
-	descContext = "The one call to start a SQL question with: the business rules it likely needs, the columns they use, the join path " +
-		"and candidate rows, within a token budget. Then get only what is still unclear."
+	descContext = "The one call to start a SQL question with: the business rules it likely needs, the columns they and the question use, " +
+		"the joins between their tables and a candidate row, within a token budget. Then get only what is still unclear."
 	descListDatabases = "The databases run_sql can query: name, engine, documenting bundle, allowed tables."
 	descRunSQL        = "Run one read-only SELECT (or WITH, VALUES) on a database from list_databases; rows are capped. " +
 		"Writes, several statements, hidden columns and unsafe functions are refused with the reason: fix the query, do not retry it as is."

@@ -19,11 +19,13 @@ func newContextCmd(e *env) *cobra.Command {
 		Use:   "context <question>",
 		Short: "Pack the knowledge a question needs into one answer, under a token budget",
 		Long: `Context builds a context pack for a question: the business rules it most
-likely needs with the rules they depend on, only the schema rows of the
-columns those rules use, the join path between their tables, then manifest
-rows of the next candidates, all within a token budget counted with the
-o200k tokenizer. It is the one-call way for an agent to get started, and the
-text is exactly what the context tool answers; read more with okf get.`,
+likely needs with the rules they depend on, the schema rows of the columns
+those rules use and of the columns the question asks for, the joins that
+connect their tables, then the manifest row of the next candidate, all
+within a token budget counted with the o200k tokenizer. Without --bundle the
+question is routed to the bundle it belongs to (--json shows the evidence).
+It is the one-call way for an agent to get started, and the text is exactly
+what the context tool answers; read more with okf get.`,
 		Example: `  okf context --dir ./bundles/disaster "Which hubs have a resource utilization ratio above 5?"
   okf context --dir ./bundles --budget 1000 --json "on-time delivery rate by carrier"`,
 		Args: exactArgs(1, "one question"),
