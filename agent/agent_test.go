@@ -48,7 +48,7 @@ func newShop(t *testing.T) *shop {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := compile.Write(filepath.Join(dir, "bundles"), b); err != nil {
+	if err := compile.Write(filepath.Join(dir, "bundles"), compile.WriteOptions{}, b); err != nil {
 		t.Fatal(err)
 	}
 	bundleDir := filepath.Join(dir, "bundles", "shop")

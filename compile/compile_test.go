@@ -13,14 +13,14 @@ import (
 func TestWriteSwapsWholeBundlesOrNothing(t *testing.T) {
 	out := t.TempDir()
 	first := &Bundle{Name: "a", Files: map[string][]byte{"index.md": []byte("one\n"), "tables/t.md": []byte("t\n")}}
-	if err := Write(out, first); err != nil {
+	if err := Write(out, WriteOptions{}, first); err != nil {
 		t.Fatal(err)
 	}
 	// The second run replaces a, but b cannot be written: a must stay as
 	// it was, and no temporary folder may be left behind.
 	next := &Bundle{Name: "a", Files: map[string][]byte{"index.md": []byte("two\n")}}
 	broken := &Bundle{Name: "b", Files: map[string][]byte{"bad\x00name.md": []byte("x")}}
-	if err := Write(out, next, broken); err == nil {
+	if err := Write(out, WriteOptions{}, next, broken); err == nil {
 		t.Fatal("writing a file name with a NUL byte succeeded")
 	}
 	if got, _ := os.ReadFile(filepath.Join(out, "a", "index.md")); string(got) != "one\n" {
@@ -37,7 +37,7 @@ func TestWriteSwapsWholeBundlesOrNothing(t *testing.T) {
 	if !slices.Equal(names, []string{"a"}) {
 		t.Errorf("out holds %v, want only a", names)
 	}
-	if err := Write(out, next); err != nil {
+	if err := Write(out, WriteOptions{}, next); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(out, "a", "index.md")); string(got) != "two\n" {
@@ -46,7 +46,7 @@ func TestWriteSwapsWholeBundlesOrNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "a", "tables")); !os.IsNotExist(err) {
 		t.Errorf("a/tables survived a replacement: %v", err)
 	}
-	if err := Write(out, next, next); err == nil || !strings.Contains(err.Error(), "two databases are named a") {
+	if err := Write(out, WriteOptions{}, next, next); err == nil || !strings.Contains(err.Error(), "two databases are named a") {
 		t.Errorf("two bundles with one name: %v", err)
 	}
 }
@@ -112,5 +112,63 @@ func TestAbbreviations(t *testing.T) {
 	}
 	if !isAbbrev("RUR") || !isAbbrev("PM25") || isAbbrev("Latency") || isAbbrev("Soiling Loss") {
 		t.Error("isAbbrev misjudges")
+	}
+}
+
+func TestWriteReplacesOnlyWhatOkfWrote(t *testing.T) {
+	out := t.TempDir()
+	b := &Bundle{Name: "shop", Files: map[string][]byte{"index.md": []byte("one\n"), "tables/t.md": []byte("t\n")}}
+	write := func(o WriteOptions) error { return Write(out, o, b) }
+
+	// A folder of someone's own documents where the bundle would go.
+	mine := filepath.Join(out, "shop")
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(WriteOptions{}); err == nil || !strings.Contains(err.Error(), "okf did not write it") || !strings.Contains(err.Error(), "notes.txt") {
+		t.Fatalf("over a folder okf did not write: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(mine, "notes.txt")); string(got) != "mine" {
+		t.Fatal("the refused write touched the folder")
+	}
+	// The sources being compiled are never replaced, not even with Force.
+	if err := write(WriteOptions{Force: true, Sources: []string{mine}}); err == nil || !strings.Contains(err.Error(), "being compiled") {
+		t.Fatalf("over its own sources: %v", err)
+	}
+	if err := write(WriteOptions{Force: true, Sources: []string{filepath.Join(mine, "notes.txt")}}); err == nil {
+		t.Fatal("over a folder holding a source: no error")
+	}
+	if err := write(WriteOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	// What okf wrote, unchanged, is replaced; a changed or added file is
+	// not, until Force.
+	if err := write(WriteOptions{}); err != nil {
+		t.Fatalf("recompile over its own output: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, "tables", "t.md"), []byte("edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, "knowledge.md"), []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := write(WriteOptions{})
+	if err == nil || !strings.Contains(err.Error(), "knowledge.md, tables/t.md changed or appeared") {
+		t.Fatalf("over edits: %v", err)
+	}
+	if err := os.Remove(filepath.Join(mine, "knowledge.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(mine, "index.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, "tables", "t.md"), []byte("t\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(WriteOptions{}); err == nil || !strings.Contains(err.Error(), "index.md (deleted)") {
+		t.Fatalf("with a file deleted: %v", err)
 	}
 }

@@ -12,7 +12,7 @@
 //
 //	db, err := livesqlbench.Read("base-lite/disaster")
 //	b, err := compile.Build(db, compile.Options{Generator: "okf/v1.0.0"})
-//	err = compile.Write("bundles", b)
+//	err = compile.Write("bundles", compile.WriteOptions{}, b)
 package compile
 
 import (

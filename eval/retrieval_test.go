@@ -34,7 +34,7 @@ func compileLiveSQLBench(t *testing.T) (bundles, raw string) {
 		out = append(out, b)
 	}
 	bundles = t.TempDir()
-	if err := compile.Write(bundles, out...); err != nil {
+	if err := compile.Write(bundles, compile.WriteOptions{}, out...); err != nil {
 		t.Fatal(err)
 	}
 	return bundles, raw
@@ -53,7 +53,7 @@ func compileBIRD(t *testing.T, bundles string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := compile.Write(bundles, b); err != nil {
+		if err := compile.Write(bundles, compile.WriteOptions{}, b); err != nil {
 			t.Fatal(err)
 		}
 	}

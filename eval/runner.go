@@ -70,29 +70,41 @@ type Runner struct {
 	mu      sync.Mutex
 	scores  map[scoreKey]Score
 	results *os.File
+	// failed counts the runs that ended in an error (an endpoint that
+	// failed, a model that could not be reached): never scored, so that
+	// the next run of the eval asks them again. firstFailure is the first
+	// one's message.
+	failed       int
+	firstFailure string
 }
 
 // NewRunner reads the scores already in the results file at path and
 // opens it for appending.
 func NewRunner(path string, a Asker, strategies, models []string) (*Runner, error) {
 	r := &Runner{asker: a, strategies: strategies, models: models, scores: map[scoreKey]Score{}}
-	if data, err := os.ReadFile(path); err == nil {
-		for n, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-			if line == "" {
-				continue
-			}
-			var s Score
-			if err := json.Unmarshal([]byte(line), &s); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, n+1, err)
-			}
-			r.scores[s.key()] = s
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		var s Score
+		// A line a crash cut short is no score: that run is asked again.
+		// So is a run that failed, which older versions scored as wrong.
+		if json.Unmarshal([]byte(line), &s) != nil || s.Stop == trace.Failed {
+			continue
+		}
+		r.scores[s.key()] = s
 	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		// The torn line ends here, so the next score starts a line.
+		if _, err := f.Write([]byte("\n")); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("writing %s: %w", path, err)
+		}
 	}
 	r.results = f
 	return r, nil
@@ -148,7 +160,13 @@ func (r *Runner) Run(ctx context.Context, tasks []Task, concurrency int, progres
 	if firstErr != nil {
 		return firstErr
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.failed > 0 {
+		return fmt.Errorf("%d runs failed and were not scored (the first: %s); run the eval again to retry them", r.failed, r.firstFailure)
+	}
+	return nil
 }
 
 func (r *Runner) one(ctx context.Context, n, total int, j job, progress io.Writer) error {
@@ -159,8 +177,22 @@ func (r *Runner) one(ctx context.Context, n, total int, j job, progress io.Write
 	if err != nil {
 		return err
 	}
+	if a.Record.StopReason == trace.Failed {
+		// An endpoint failure is not an answer: nothing to score.
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.failed++
+		if r.firstFailure == "" {
+			r.firstFailure = a.Record.Error
+		}
+		fmt.Fprintf(progress, "[%d/%d] %s %s %s: failed, not scored: %s\n", n, total, j.task.ID, j.strategy, j.model, a.Record.Error)
+		return nil
+	}
 	s := Score{Task: j.task.ID, Database: a.Record.Database, Strategy: j.strategy, Model: j.model, Run: a.Record.ID, Stop: a.Record.StopReason}
 	s.Correct, s.Note = score(ctx, j.task, a)
+	if ctx.Err() != nil {
+		return nil // interrupted while scoring: the queries were cancelled, not wrong
+	}
 	line, err := json.Marshal(s)
 	if err != nil {
 		return err

@@ -112,7 +112,9 @@ func readScores(t *testing.T, path string) []eval.Score {
 	return out
 }
 
-func runEval(t *testing.T, path string, a eval.Asker, models []string) (*eval.Runner, string) {
+// runEval runs an eval; wantFailed is how many runs are to fail (the
+// model "down"), which Run reports as its error.
+func runEval(t *testing.T, path string, a eval.Asker, models []string, wantFailed int) (*eval.Runner, string) {
 	t.Helper()
 	r, err := eval.NewRunner(path, a, []string{"context"}, models)
 	if err != nil {
@@ -120,17 +122,26 @@ func runEval(t *testing.T, path string, a eval.Asker, models []string) (*eval.Ru
 	}
 	t.Cleanup(func() { r.Close() })
 	var progress strings.Builder
-	if err := r.Run(context.Background(), tasks, 2, &progress); err != nil {
+	err = r.Run(context.Background(), tasks, 2, &progress)
+	switch {
+	case wantFailed == 0 && err != nil:
 		t.Fatal(err)
+	case wantFailed > 0 && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d runs failed and were not scored (the first: the model is down)", wantFailed))):
+		t.Fatalf("Run = %v, want %d failed runs", err, wantFailed)
 	}
 	return r, progress.String()
 }
 
 // Every run is scored by its result against the gold one; a run that
-// fails, or cannot be compared, scores 0 with a note saying why.
+// cannot be compared scores 0 with a note saying why. A run that failed
+// (the endpoint, not the model's SQL) is no answer: it is not scored, and
+// the eval fails.
 func TestRunnerScores(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
-	runEval(t, path, &fakeAsker{}, []string{"gold", "wrong", "down"})
+	_, progress := runEval(t, path, &fakeAsker{}, []string{"gold", "wrong", "down"}, 4)
+	if !strings.Contains(progress, " 1 context down: failed, not scored: the model is down\n") {
+		t.Errorf("progress:\n%s", progress)
+	}
 	type score struct {
 		correct    bool
 		stop, note string
@@ -142,20 +153,15 @@ func TestRunnerScores(t *testing.T) {
 		}
 		got[s.Task+" "+s.Model] = score{s.Correct, s.Stop, s.Note}
 	}
-	noSQL := score{false, trace.Failed, "no SQL submitted"}
 	want := map[string]score{
 		"1 gold":  {true, trace.Submitted, ""},
 		"1 wrong": {false, trace.Submitted, ""},
-		"1 down":  noSQL,
 		"2 gold":  {false, trace.Submitted, "gold SQL failed: no such table in SELECT name FROM missing"},
 		"2 wrong": {false, trace.Submitted, "gold SQL failed: no such table in SELECT name FROM missing"},
-		"2 down":  noSQL,
 		"3 gold":  {true, trace.Submitted, ""},
 		"3 wrong": {false, trace.Submitted, "the submitted SQL fails without ROUND: no such table in SELECT (0.5)"},
-		"3 down":  noSQL,
 		"4 gold":  {false, trace.Submitted, fmt.Sprintf("a result has more than %d rows", eval.RowCap)},
 		"4 wrong": {false, trace.Submitted, fmt.Sprintf("a result has more than %d rows", eval.RowCap)},
-		"4 down":  noSQL,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("scores:\n got %v\nwant %v", got, want)
@@ -163,34 +169,38 @@ func TestRunnerScores(t *testing.T) {
 }
 
 // A run already in the results file is not asked again, and counts in
-// the totals with the run log's record of it.
+// the totals with the run log's record of it. A failed run, and a score a
+// crash cut short, are asked again.
 func TestRunnerResumes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
-	earlier := `{"task":"1","database":"superhero","strategy":"context","model":"gold","run":"earlier","correct":true,"stop_reason":"submitted"}` + "\n"
+	earlier := `{"task":"1","database":"superhero","strategy":"context","model":"gold","run":"earlier","correct":true,"stop_reason":"submitted"}` + "\n" +
+		`{"task":"1","database":"superhero","strategy":"context","model":"down","run":"old","correct":false,"stop_reason":"error"}` + "\n" +
+		`{"task":"2","database":"superhero","strategy":"con`
 	if err := os.WriteFile(path, []byte(earlier), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	a := &fakeAsker{}
-	_, progress := runEval(t, path, a, []string{"gold", "down"})
+	_, progress := runEval(t, path, a, []string{"gold", "down"}, 4)
 	if len(a.asked) != 7 || strings.Contains(strings.Join(a.asked, ","), "1 context gold") {
 		t.Errorf("asked %v, want every run but 1 context gold", a.asked)
 	}
 	if !strings.HasPrefix(progress, "eval: 7 runs to do, 1 already scored\n") || !strings.Contains(progress, "/7] 3 context gold: submitted, correct\n") {
 		t.Errorf("progress:\n%s", progress)
 	}
-	if s := readScores(t, path); len(s) != 8 || s[0].Run != "earlier" {
-		t.Errorf("results file: %+v, want the earlier score then 7 new ones", s)
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 6 || !strings.HasSuffix(lines[2], `"strategy":"con`) || !strings.HasPrefix(lines[3], `{"task":`) {
+		t.Errorf("results file: the torn line and then 3 new scores on lines of their own:\n%s", data)
 	}
 
 	again := &fakeAsker{}
-	r, progress := runEval(t, path, again, []string{"gold", "down"})
-	if len(again.asked) != 0 || progress != "eval: 0 runs to do, 8 already scored\n" {
-		t.Errorf("a finished eval asked %v:\n%s", again.asked, progress)
+	r, progress := runEval(t, path, again, []string{"gold", "down"}, 4)
+	if len(again.asked) != 4 || !strings.HasPrefix(progress, "eval: 4 runs to do, 4 already scored\n") {
+		t.Errorf("the second eval asked %v, want the 4 failed runs again:\n%s", again.asked, progress)
 	}
 	cost := 0.25
 	runs := append(a.runs, trace.Record{ID: "earlier", LLMCalls: 1, Usage: llm.Usage{Input: 500, Output: 10}, Cost: &cost})
 	want := []eval.Totals{
-		{Strategy: "context", Model: "down", Scored: 4, Stops: map[string]int{trace.Failed: 4}, Calls: 8, In: 4000, Out: 200},
 		{Strategy: "context", Model: "gold", Scored: 4, Correct: 2, Stops: map[string]int{trace.Submitted: 4},
 			Calls: 7, In: 3500, Out: 160, Cost: 4 * cost, CostKnown: true},
 	}
@@ -217,5 +227,41 @@ func TestRunnerInterrupted(t *testing.T) {
 	}
 	if s := readScores(t, path); len(a.asked) != 2 || len(s) != 1 || s[0].Task != "1" {
 		t.Errorf("asked %v, scored %+v: want task 1 scored and task 2 not", a.asked, s)
+	}
+}
+
+// cancellingDB cancels the eval when the scoring queries run, as Ctrl-C
+// during a gold query does, and fails them as a cancelled query does.
+type cancellingDB struct{ cancel context.CancelFunc }
+
+func (db cancellingDB) Query(ctx context.Context, _, _ string) (*sqlguard.Result, error) {
+	db.cancel()
+	return nil, ctx.Err()
+}
+
+type cancelAsker struct{ db cancellingDB }
+
+func (a cancelAsker) Ask(_ context.Context, t eval.Task, strategy, model string) (eval.Attempt, error) {
+	rec := trace.Record{ID: "r" + t.ID, Database: t.Database, Strategy: strategy, Model: model, StopReason: trace.Submitted, Answer: &trace.Answer{SQL: t.Gold}}
+	return eval.Attempt{Record: &rec, Rows: rows("x"), DB: a.db}, nil
+}
+
+// Interrupted while the gold SQL runs, a run is left unscored, never
+// scored wrong because its query was cancelled.
+func TestRunnerInterruptedWhileScoring(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := eval.NewRunner(path, cancelAsker{cancellingDB{cancel}}, []string{"context"}, []string{"gold"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var progress strings.Builder
+	if err := r.Run(ctx, tasks[:1], 1, &progress); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want context.Canceled", err)
+	}
+	if data, _ := os.ReadFile(path); len(data) != 0 {
+		t.Errorf("scored while interrupted: %s", data)
 	}
 }

@@ -6,7 +6,6 @@
 package trace
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -103,6 +102,8 @@ func NewID(started time.Time, question, database, strategy, model string) string
 }
 
 // Append adds a record as one line to dir/runs.jsonl, creating the folder.
+// When the log's last line was cut short (a crash mid-write), the record
+// starts a line of its own rather than being glued onto it.
 func Append(dir string, r *Record) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("runs folder: %w", err)
@@ -112,9 +113,15 @@ func Append(dir string, r *Record) (string, error) {
 		return "", fmt.Errorf("encoding run %s: %w", r.ID, err)
 	}
 	path := filepath.Join(dir, File)
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return "", fmt.Errorf("opening the run log: %w", err)
+	}
+	if info, err := f.Stat(); err == nil && info.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, info.Size()-1); err == nil && last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
 	}
 	if _, err := f.Write(append(line, '\n')); err != nil {
 		f.Close()
@@ -123,31 +130,51 @@ func Append(dir string, r *Record) (string, error) {
 	return path, f.Close()
 }
 
-// Load reads every record of dir/runs.jsonl, oldest first. A missing log
-// is no runs; a broken line is an error naming it.
+// Load reads every record of dir/runs.jsonl, oldest first, skipping lines
+// that do not parse (see LoadChecked). A missing log is no runs.
 func Load(dir string) ([]Record, error) {
+	runs, _, err := LoadChecked(dir)
+	return runs, err
+}
+
+// LoadChecked reads every record of dir/runs.jsonl, oldest first, and the
+// numbers of the lines it skipped because they do not parse: a write a
+// crash cut short loses that one record, never the log. A missing log is
+// no runs.
+func LoadChecked(dir string) (runs []Record, broken []int, err error) {
 	path := filepath.Join(dir, File)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the run log: %w", err)
+		return nil, nil, fmt.Errorf("reading the run log: %w", err)
 	}
-	var out []Record
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+	for n, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		var r Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		if err := json.Unmarshal(line, &r); err != nil {
+			broken = append(broken, n+1)
+			continue
 		}
-		out = append(out, r)
+		runs = append(runs, r)
 	}
-	return out, sc.Err()
+	return runs, broken, nil
+}
+
+// BrokenWarning says which lines of a run log LoadChecked skipped, or ""
+// when none.
+func BrokenWarning(dir string, broken []int) string {
+	if len(broken) == 0 {
+		return ""
+	}
+	nums := make([]string, len(broken))
+	for i, n := range broken {
+		nums[i] = fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%s: skipped line %s: not a run record (a write cut short?)", filepath.Join(dir, File), strings.Join(nums, ", "))
 }
 
 // Find returns the record whose id starts with ref, the nth record when

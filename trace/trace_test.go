@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,9 +49,18 @@ func TestAppendLoadFind(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^cost +\$0\.0009 +unknown$`).MatchString(cmp) || !regexp.MustCompile(`(?m)^question +first +second$`).MatchString(cmp) {
 		t.Errorf("Compare:\n%s", cmp)
 	}
-	os.WriteFile(filepath.Join(dir, trace.File), []byte("{\"id\":\"a\"}\n{broken\n"), 0o644)
-	if _, err := trace.Load(dir); err == nil || !strings.Contains(err.Error(), "runs.jsonl:2:") {
-		t.Errorf("broken log: %v", err)
+	// A crash cut the last line short: the next record starts its own
+	// line, and reading skips only the torn one, saying so.
+	os.WriteFile(filepath.Join(dir, trace.File), []byte("{\"id\":\"a\"}\n{broken\n{\"id\":\"b\",\"quest"), 0o644)
+	if _, err := trace.Append(dir, record("c", "after the crash", nil)); err != nil {
+		t.Fatal(err)
+	}
+	runs, broken, err := trace.LoadChecked(dir)
+	if err != nil || len(runs) != 2 || runs[0].ID != "a" || runs[1].ID != "c" || !slices.Equal(broken, []int{2, 3}) {
+		t.Errorf("torn log: %+v, broken %v, %v", runs, broken, err)
+	}
+	if w := trace.BrokenWarning(dir, broken); !strings.Contains(w, "runs.jsonl: skipped line 2, 3") {
+		t.Errorf("warning %q", w)
 	}
 	if runs, err := trace.Load(t.TempDir()); err != nil || runs != nil {
 		t.Errorf("missing log: %v, %v", runs, err)

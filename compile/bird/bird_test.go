@@ -35,7 +35,7 @@ func TestSuperheroCompilesFromItsCatalogAndCSVs(t *testing.T) {
 		t.Errorf("hero_power.power_id meaning %q", m)
 	}
 	out := t.TempDir()
-	if err := compile.Write(out, b); err != nil {
+	if err := compile.Write(out, compile.WriteOptions{}, b); err != nil {
 		t.Fatal(err)
 	}
 	loaded, err := okf.Load(filepath.Join(out, "superhero"))

@@ -36,7 +36,7 @@ func compileDir(t *testing.T, dir string, opt compile.Options) *compile.Bundle {
 func validateStrictly(t *testing.T, b *compile.Bundle) {
 	t.Helper()
 	out := t.TempDir()
-	if err := compile.Write(out, b); err != nil {
+	if err := compile.Write(out, compile.WriteOptions{}, b); err != nil {
 		t.Fatal(err)
 	}
 	loaded, err := okf.Load(filepath.Join(out, b.Name))

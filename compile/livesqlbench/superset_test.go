@@ -123,7 +123,7 @@ func TestOursHoldEverythingTheSeedHolds(t *testing.T) {
 			seed := bundleFacts(t, loadBundle(t, filepath.Join(seedRoot, name)))
 			b := compileDir(t, dir, testOptions)
 			out := t.TempDir()
-			if err := compile.Write(out, b); err != nil {
+			if err := compile.Write(out, compile.WriteOptions{}, b); err != nil {
 				t.Fatal(err)
 			}
 			ours := bundleFacts(t, loadBundle(t, filepath.Join(out, name)))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 func newCompileCmd(e *env) *cobra.Command {
 	var (
 		out, from, generatedAt, sourceBase, schema string
-		asJSON, strict                             bool
+		asJSON, strict, force                      bool
 	)
 	c := &cobra.Command{
 		Use:   "compile [<dir>...] --out <bundles>",
@@ -38,7 +39,10 @@ layers that folder's meanings and rules (LiveSQLBench files or BIRD CSVs) on
 top of the catalog.
 
 Each bundle goes to <bundles>/<db>, replacing the previous one only once
-every bundle of the run is complete. The gap report (columns without a
+every bundle of the run is complete. okf compile replaces only what it wrote:
+a folder without its .okf-bundle record, or whose files changed since, is
+refused unless --force is given; a folder that is or holds the sources being
+compiled is always refused. The gap report (columns without a
 meaning, rules linked to no table, ambiguous links, rules naming columns
 that do not exist) goes to stdout; progress goes to stderr.
 
@@ -104,7 +108,11 @@ Exit status: 0 compiled (even with gaps), 1 bad input or gaps under
 				fmt.Fprintf(e.stderr, "compiled %s: %d tables, %d rules, %d gaps\n", b.Name, b.Tables, b.Rules, b.Gaps.Count())
 				bundles = append(bundles, b)
 			}
-			if err := compile.Write(out, bundles...); err != nil {
+			sources := slices.Clone(args)
+			if d, err := dsn.Parse(from); err == nil && d.Engine == dsn.SQLite {
+				sources = append(sources, d.Path)
+			}
+			if err := compile.Write(out, compile.WriteOptions{Force: force, Sources: sources}, bundles...); err != nil {
 				return err
 			}
 			noun := "bundles"
@@ -131,6 +139,7 @@ Exit status: 0 compiled (even with gaps), 1 bad input or gaps under
 	f.StringVar(&from, "from", "", "read the database from its catalog: postgres://... or sqlite:<path>")
 	f.StringVar(&schema, "schema", "", "with --from postgres: the schema to read (default public)")
 	f.BoolVar(&asJSON, "json", false, "print the gap report as JSON")
+	f.BoolVar(&force, "force", false, "replace <out>/<db> folders okf did not write, or whose files changed since it did")
 	f.BoolVar(&strict, "strict", false, "exit 1 when the sources leave any gap")
 	f.StringVar(&generatedAt, "generated-at", "", "write this time (RFC 3339, or a date) as generated.at and in the log; default $SOURCE_DATE_EPOCH, else none")
 	f.StringVar(&sourceBase, "source-base", "", "URL prefixed to the source file names cited in frontmatter")

@@ -225,7 +225,7 @@ func TestCompileFromSQLiteCatalogWithDescriptions(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	ta, tb := tree(t, a), tree(t, b)
-	if len(ta) != 13 || len(ta) != len(tb) {
+	if len(ta) != 14 || len(ta) != len(tb) { // 13 files and the .okf-bundle record
 		t.Fatalf("%d files from the folder, %d from --from", len(ta), len(tb))
 	}
 	for p := range ta {
@@ -280,5 +280,42 @@ func TestLoadThenCompileFromPostgres(t *testing.T) {
 		if !strings.Contains(customers, want) {
 			t.Errorf("tables/customers.md lacks %q:\n%s", want, customers)
 		}
+	}
+}
+
+// TestCompileNeverReplacesItsSources: okf compile mydocs/shop --out mydocs
+// once deleted mydocs/shop, the documentation itself.
+func TestCompileNeverReplacesItsSources(t *testing.T) {
+	docs := t.TempDir()
+	src := filepath.Join(docs, "shop")
+	if err := os.CopyFS(src, os.DirFS(shopDocs)); err != nil {
+		t.Fatal(err)
+	}
+	before := tree(t, src)
+	for _, args := range [][]string{{"compile", src, "--out", docs}, {"compile", src, "--out", docs, "--force"}} {
+		code, _, stderr := runOKF(t, args...)
+		if code != exitFail || !strings.Contains(stderr, "which is being compiled") {
+			t.Errorf("%v: exit %d, %s", args, code, stderr)
+		}
+	}
+	if after := tree(t, src); len(after) != len(before) {
+		t.Fatalf("the sources changed: %d files, were %d", len(after), len(before))
+	}
+	// A folder okf did not write is replaced only with --force.
+	out := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(out, "shop"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "shop", "plan.md"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runOKF(t, "compile", src, "--out", out); code != exitFail || !strings.Contains(stderr, "--force") {
+		t.Errorf("over a folder of one's own: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runOKF(t, "compile", src, "--out", out, "--force"); code != 0 {
+		t.Errorf("--force: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runOKF(t, "compile", src, "--out", out); code != 0 {
+		t.Errorf("recompiling over its own output: exit %d, %s", code, stderr)
 	}
 }

@@ -240,7 +240,7 @@ func (d *demo) bundle(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("compiling %s: %w", db.Name, err)
 	}
-	if err := compile.Write(d.out, b); err != nil {
+	if err := compile.Write(d.out, compile.WriteOptions{}, b); err != nil {
 		return err
 	}
 	path := filepath.Join(d.out, b.Name)

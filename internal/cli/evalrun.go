@@ -97,9 +97,12 @@ Each question's database is --db if given, else its selected_database
 			if err := a.auditErr(); err != nil {
 				return err
 			}
-			runs, err := trace.Load(a.base.runsDir())
+			runs, broken, err := trace.LoadChecked(a.base.runsDir())
 			if err != nil {
 				return err
+			}
+			if w := trace.BrokenWarning(a.base.runsDir(), broken); w != "" {
+				fmt.Fprintln(e.stderr, "okf: warning:", w)
 			}
 			rows := r.Totals(tasks, runs)
 			if report == "" {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,5 +154,34 @@ func TestEvalRunOracleLiveSQLBench(t *testing.T) {
 	want := fmt.Sprintf("| context | oracle | %d | %d | 100.0%% |", len(tasks), len(tasks))
 	if len(tasks) != 10 || !strings.Contains(stdout, want) || !strings.Contains(stderr, "skipping 5 management tasks") {
 		t.Errorf("%d tasks; report:\n%s\n%s", len(tasks), stdout, stderr)
+	}
+}
+
+// TestEvalRunEndpointFailureIsNoAnswer: against an endpoint that refuses
+// every call, okf eval run once scored 65 wrong answers and exited 0.
+func TestEvalRunEndpointFailureIsNoAnswer(t *testing.T) {
+	bird := shareddata.Dir(t, "bird")
+	questions := filepath.Join(bird, "questions.jsonl")
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}`))
+	}))
+	defer refusing.Close()
+	dir := t.TempDir()
+	if code, _, stderr := run(t, "compile", filepath.Join(bird, "superhero"), "--out", filepath.Join(dir, "bundles")); code != 0 {
+		t.Fatalf("compile: %s", stderr)
+	}
+	yaml := "databases:\n  - name: superhero\n    dsn: sqlite:" + filepath.Join(bird, "superhero", "superhero.sqlite") + "\n    bundle: bundles/superhero\n" +
+		"agent:\n  models:\n    - {name: mini, provider: openai, model: gpt-4.1-mini, base_url: " + refusing.URL + "/v1, api_key_env: OKF_TEST_KEY, max_retries: 0}\n"
+	os.WriteFile(filepath.Join(dir, "okf.yaml"), []byte(yaml), 0o644)
+	t.Chdir(dir)
+	t.Setenv("OKF_TEST_KEY", "sk-wrong")
+	code, _, stderr := run(t, "eval", "run", "--questions", questions, "--models", "mini", "--concurrency", "4")
+	if code != exitFail || !strings.Contains(stderr, "65 runs failed and were not scored") || !strings.Contains(stderr, "Incorrect API key") {
+		t.Errorf("eval against a refusing endpoint: exit %d\n%.2000s", code, stderr)
+	}
+	if data, _ := os.ReadFile("runs/eval-results.jsonl"); len(data) != 0 {
+		t.Errorf("failed runs were scored:\n%.500s", data)
 	}
 }

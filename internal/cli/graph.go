@@ -1,14 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf/graph"
+	"github.com/okf-tools/okf/internal/atomicfile"
 	"github.com/okf-tools/okf/readmodel"
 )
 
@@ -83,17 +84,14 @@ func graphTitle(s *readmodel.Snapshot, picked []string) string {
 	return title
 }
 
-// writePage writes an HTML page to path.
+// writePage writes an HTML page to path whole, by a temporary file renamed
+// over it, and only over a regular file.
 func writePage(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := atomicfile.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,6 +27,25 @@ func TestGraphCommand(t *testing.T) {
 	if code != 0 || out != string(html) {
 		t.Errorf("graph of the picked bundle to stdout: exit %d, same page %v, %s", code, out == string(html), stderr)
 	}
+	// A page goes over a regular file only: a link is not replaced by a
+	// file, nor is what it points at written through it.
+	target := filepath.Join(dir, "target.txt")
+	if err := os.WriteFile(target, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.html")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "graph", filepath.Join(dir, "bundles", "shop"), "-o", link); code == 0 || !strings.Contains(stderr, "not a regular file") {
+		t.Errorf("graph over a link: exit %d, %q", code, stderr)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "keep" {
+		t.Errorf("the link's target became %q", got)
+	}
+	if info, err := os.Stat(page); err != nil || info.Mode().Perm() != 0o644&^umask() {
+		t.Errorf("page mode %v, %v", info.Mode(), err)
+	}
 	for _, c := range []struct {
 		args []string
 		code int
@@ -41,4 +61,16 @@ func TestGraphCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, stderr, c.code, c.msg)
 		}
 	}
+}
+
+// umask is the process's file-creation mask, from /proc (Linux), or 0.
+func umask() os.FileMode {
+	data, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			m, _ := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			return os.FileMode(m)
+		}
+	}
+	return 0
 }

@@ -60,9 +60,12 @@ the concepts read and the answer.`,
 					}
 				}
 			}
-			runs, err := trace.Load(dir)
+			runs, broken, err := trace.LoadChecked(dir)
 			if err != nil {
 				return err
+			}
+			if w := trace.BrokenWarning(dir, broken); w != "" {
+				fmt.Fprintln(e.stderr, "okf: warning:", w)
 			}
 			if htmlOut != "" {
 				return writeRunsHTML(e, htmlOut, runs, args, last)
