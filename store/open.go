@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -57,6 +58,25 @@ func Open(ctx context.Context, source string) (Store, error) {
 	}
 	return open(ctx, target)
 }
+
+// OpenExisting opens a store as Open does, but refuses a SQLite file that
+// does not exist rather than creating it: what reading commands open, so a
+// mistyped path is an error naming it, not a new empty store.
+func OpenExisting(ctx context.Context, source string) (Store, error) {
+	scheme, target, err := parseDSN(source)
+	if err != nil {
+		return nil, err
+	}
+	if scheme == "sqlite" {
+		if _, err := os.Stat(target); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no store at %s: import knowledge into it first (okf import), or name another with --data or --store: %w", target, ErrNoStore)
+		}
+	}
+	return Open(ctx, source)
+}
+
+// ErrNoStore is OpenExisting's error for a store that does not exist.
+var ErrNoStore = errors.New("no such store")
 
 // parseDSN splits a data source name into the backend scheme and what that
 // backend is given: a file path for sqlite, the DSN whole for postgres.

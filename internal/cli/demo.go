@@ -267,7 +267,7 @@ func (d *demo) store(ctx context.Context) error {
 		return err
 	}
 	sf := storeFlags{data: d.data, tenant: "default"}
-	st, err := sf.open(ctx)
+	st, err := sf.create(ctx)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ readable and every name is valid.`,
 				message = "import " + filepath.Clean(dir)
 			}
 			ctx := context.Background()
-			st, err := sf.open(ctx)
+			st, err := sf.create(ctx)
 			if err != nil {
 				return err
 			}

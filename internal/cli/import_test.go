@@ -233,9 +233,10 @@ func TestImportRefusesBadInput(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want exit %d naming %q (stdout %q)", code, errOut, c.code, c.want, out)
 			}
 			// Nothing was stored.
-			code, out, _ = run(t, cmd(st, "history")...)
-			if code != 0 || out != "tenant default has no commits\n" {
-				t.Fatalf("after a refused import: exit %d, %q", code, out)
+			// Nothing was stored (an embedded store was not even made).
+			code, out, errOut = run(t, cmd(st, "history")...)
+			if !(code == 0 && out == "tenant default has no commits\n") && !(code == 1 && strings.Contains(errOut, "no store at")) {
+				t.Fatalf("after a refused import: exit %d, %q, %q", code, out, errOut)
 			}
 		})
 	}
@@ -345,5 +346,21 @@ func TestSharedDataRoundTrip(t *testing.T) {
 				t.Fatalf("re-import: exit %d:\n%s", code, out)
 			}
 		})
+	}
+}
+
+// TestReadingCommandsCreateNoStore: okf manifest, get and mcp with a
+// mistyped --data once each left a new empty okf.db, and mcp served 0
+// concepts with exit 0.
+func TestReadingCommandsCreateNoStore(t *testing.T) {
+	typo := filepath.Join(t.TempDir(), "typo")
+	for _, args := range [][]string{{"manifest"}, {"get", "tables/orders"}, {"search", "orders"}, {"context", "orders"}, {"history"}, {"export", filepath.Join(t.TempDir(), "x")}, {"mcp"}} {
+		code, _, errOut := run(t, append(args, "--data", typo)...)
+		if code != 1 || !strings.Contains(errOut, "no store at "+filepath.Join(typo, "okf.db")) {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+		if _, err := os.Stat(typo); !os.IsNotExist(err) {
+			t.Fatalf("%v made %s", args, typo)
+		}
 	}
 }

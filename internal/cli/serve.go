@@ -116,7 +116,13 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 			}
 		}
 	} else {
-		st, err := f.src.store.open(context.Background())
+		// okf serve may be written to and so starts a store; okf mcp only
+		// reads, and a missing store is a mistyped path.
+		open := f.src.store.open
+		if grants != nil {
+			open = f.src.store.create
+		}
+		st, err := open(context.Background())
 		if err != nil {
 			return nil, err
 		}

@@ -39,8 +39,19 @@ func (s *storeFlags) check() error {
 	return nil
 }
 
-// open opens the store named by --store, or the file in --data.
+// open opens the existing store named by --store, or the file in --data:
+// a reading command never creates one.
 func (s *storeFlags) open(ctx context.Context) (store.Store, error) {
+	return s.openWith(ctx, store.OpenExisting)
+}
+
+// create opens the store, creating an embedded one that does not exist
+// yet: for the commands that write knowledge.
+func (s *storeFlags) create(ctx context.Context) (store.Store, error) {
+	return s.openWith(ctx, store.Open)
+}
+
+func (s *storeFlags) openWith(ctx context.Context, open func(context.Context, string) (store.Store, error)) (store.Store, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -48,7 +59,7 @@ func (s *storeFlags) open(ctx context.Context) (store.Store, error) {
 	if s.data != "" {
 		dsn = filepath.Join(s.data, store.DefaultFile)
 	}
-	st, err := store.Open(ctx, dsn)
+	st, err := open(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
