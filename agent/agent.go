@@ -9,6 +9,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -140,6 +141,9 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 	}
 	if cfg.Model != nil {
 		rec.Model = cfg.Model.Name()
+		if p, ok := cfg.Model.(interface{ Provider() string }); ok {
+			rec.Provider = p.Provider()
+		}
 	}
 	rec.ID = trace.NewID(started, question, cfg.Database, rec.Strategy, rec.Model)
 	if v := cfg.Knowledge.View; v != nil {
@@ -191,10 +195,18 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 		cfg.emit(Event{Step: n, Thinking: true})
 		resp, err := cfg.Model.Chat(ctx, req)
 		if err != nil {
+			// A call that never answered still took its time.
+			var ce *llm.CallError
+			if errors.As(err, &ce) {
+				rec.WaitSeconds += ce.Waited.Seconds()
+			}
 			fail("%v", err)
 			return out
 		}
 		rec.LLMCalls++
+		if resp.Model != "" {
+			rec.ProviderModel = resp.Model
+		}
 		rec.Usage = rec.Usage.Add(resp.Usage)
 		rec.ModelSeconds += resp.ModelTime.Seconds()
 		rec.WaitSeconds += resp.Waited.Seconds()

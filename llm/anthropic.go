@@ -97,6 +97,12 @@ func (m *anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
 		default:
 			blocks = []anBlock{{Type: "text", Text: msg.Content}}
 		}
+		// An empty reply (Claude may end a turn after tool results with
+		// no content) is left out: the API refuses an assistant turn
+		// without content, and the turns either side then merge.
+		if len(blocks) == 0 {
+			continue
+		}
 		// The API wants user and assistant turns to alternate: tool
 		// results and a following nudge share one user turn.
 		if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == role {
@@ -140,13 +146,15 @@ func (m *anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
 		}
 	}
 	out.Message.Content = strings.Join(text, "\n")
-	if u := r.Usage; u != nil {
-		out.Usage = Usage{
-			Input:      u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
-			Output:     u.OutputTokens,
-			Cached:     u.CacheReadInputTokens,
-			CacheWrite: u.CacheCreationInputTokens,
-		}
+	if r.Usage == nil {
+		return out, nil // no usage, no price: the cost is unknown, not 0
+	}
+	u := r.Usage
+	out.Usage = Usage{
+		Input:      u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
+		Output:     u.OutputTokens,
+		Cached:     u.CacheReadInputTokens,
+		CacheWrite: u.CacheCreationInputTokens,
 	}
 	out.Cost = m.c.Price.Cost(out.Usage)
 	return out, nil

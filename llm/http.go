@@ -17,6 +17,9 @@ type httpModel struct{ c Config }
 
 func (m *httpModel) Name() string { return m.c.Name }
 
+// Provider is the wire format the model speaks.
+func (m *httpModel) Provider() string { return m.c.Provider }
+
 // StatusError is a reply with an HTTP error status.
 type StatusError struct {
 	Model  string
@@ -54,26 +57,46 @@ type attempt struct {
 	retries   int
 }
 
+// CallError is a call that failed, with the time it took: what a run
+// records of the calls that never answered.
+type CallError struct {
+	Err error
+	// Waited is the time spent on the failed attempts and between them.
+	Waited  time.Duration
+	Retries int
+}
+
+func (e *CallError) Error() string { return e.Err.Error() }
+func (e *CallError) Unwrap() error { return e.Err }
+
 // post sends body to url with headers, retrying on 429 and 5xx with the
 // delay the server asks for (Retry-After) or an exponential backoff.
-// parseErr turns an error body into a type and message.
+// parseErr turns an error body into a type and message. Its errors are
+// *CallError.
 func (m *httpModel) post(ctx context.Context, url string, headers map[string]string, body []byte, parseErr func([]byte) (string, string)) (*attempt, error) {
 	var a attempt
+	if err := m.tryPost(ctx, url, headers, body, parseErr, &a); err != nil {
+		return nil, &CallError{Err: err, Waited: a.waited, Retries: a.retries}
+	}
+	return &a, nil
+}
+
+func (m *httpModel) tryPost(ctx context.Context, url string, headers map[string]string, body []byte, parseErr func([]byte) (string, string), a *attempt) error {
 	for try := 0; ; try++ {
 		start := time.Now()
 		status, reply, hdr, err := m.once(ctx, url, headers, body)
 		took := time.Since(start)
 		if err == nil && status == http.StatusOK {
 			a.body, a.modelTime = reply, took
-			return &a, nil
+			return nil
 		}
 		a.waited += took
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("model %s: %w", m.c.Name, ctx.Err())
+				return fmt.Errorf("model %s: %w", m.c.Name, ctx.Err())
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, fmt.Errorf("model %s: no answer within %s (set timeout in okf.yaml)", m.c.Name, m.c.Timeout)
+				return fmt.Errorf("model %s: no answer within %s (set timeout in okf.yaml)", m.c.Name, m.c.Timeout)
 			}
 		}
 		var serr error = err
@@ -81,20 +104,20 @@ func (m *httpModel) post(ctx context.Context, url string, headers map[string]str
 			typ, msg := parseErr(reply)
 			serr = &StatusError{Model: m.c.Name, Status: status, Type: typ, Message: msg}
 			if !retryable(status) {
-				return nil, serr
+				return serr
 			}
 		} else {
 			serr = fmt.Errorf("model %s: %w", m.c.Name, err)
 		}
 		if try >= m.c.MaxRetries {
 			if m.c.MaxRetries > 0 {
-				return nil, fmt.Errorf("giving up after %d attempts: %w", try+1, serr)
+				return fmt.Errorf("giving up after %d attempts: %w", try+1, serr)
 			}
-			return nil, serr
+			return serr
 		}
 		d := backoff(try, hdr)
 		if err := m.c.Sleep(ctx, d); err != nil {
-			return nil, fmt.Errorf("model %s: waiting to retry: %w", m.c.Name, err)
+			return fmt.Errorf("model %s: waiting to retry: %w", m.c.Name, err)
 		}
 		a.waited += d
 		a.retries++

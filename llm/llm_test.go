@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -301,3 +302,78 @@ func TestScript(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
+
+// TestOpenAIReplyShapes: replies that compatible servers send and that
+// once failed a run as "malformed reply", or hid the server's message.
+func TestOpenAIReplyShapes(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.Turn{Raw: `{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"Hello "},{"type":"image_url"},{"type":"text","text":"world"}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2}}`},
+		llmtest.Turn{Raw: `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"run_sql","arguments":{"sql": "SELECT 1"}}}]},"finish_reason":"tool_calls"}]}`},
+		llmtest.Turn{Raw: `{"error":{"message":"the model is overloaded","type":"server_error"}}`},
+		llmtest.Turn{Raw: `{"choices":[{"message":{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"run_sql","arguments":[1]}}]}}]}`},
+	)
+	price := llm.Price{Input: 1, Output: 1}
+	c, err := llm.New(llm.Config{Provider: llm.OpenAI, Model: "gpt-x", BaseURL: srv.OpenAIURL(), Price: &price})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Chat(context.Background(), conversation())
+	if err != nil || resp.Message.Content != "Hello world" || resp.Cost == nil {
+		t.Errorf("content parts: %+v, %v", resp, err)
+	}
+	resp, err = c.Chat(context.Background(), conversation())
+	if err != nil || len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Arguments != `{"sql":"SELECT 1"}` {
+		t.Errorf("arguments as an object: %+v, %v", resp, err)
+	} else if resp.Cost != nil {
+		t.Errorf("a reply without usage costs %v; its cost is unknown", *resp.Cost)
+	}
+	if _, err := c.Chat(context.Background(), conversation()); err == nil || !strings.Contains(err.Error(), "the model is overloaded") {
+		t.Errorf("an error object in a 200: %v", err)
+	}
+	if _, err := c.Chat(context.Background(), conversation()); err == nil || !strings.Contains(err.Error(), "not an object") {
+		t.Errorf("arguments that are a list: %v", err)
+	}
+}
+
+// TestAnthropicSkipsEmptyReplies: Claude may answer tool results with no
+// content at all; sending that turn back as content null is a 400.
+func TestAnthropicSkipsEmptyReplies(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Text: "Done."})
+	c, err := llm.New(llm.Config{Provider: llm.Anthropic, Model: "claude-x", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := conversation()
+	req.Messages = append(req.Messages[:3], llm.Message{Role: llm.Assistant}, llm.Message{Role: llm.User, Content: "Answer with submit_answer."})
+	if _, err := c.Chat(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	msgs := srv.Requests()[0]["messages"].([]any)
+	roles := []string{}
+	for _, m := range msgs {
+		m := m.(map[string]any)
+		roles = append(roles, m["role"].(string))
+		if blocks, ok := m["content"].([]any); !ok || len(blocks) == 0 {
+			t.Errorf("a %s turn without content: %v", m["role"], m)
+		}
+	}
+	if strings.Join(roles, " ") != "user assistant user" {
+		t.Errorf("roles %v, want alternating", roles)
+	}
+}
+
+// TestFailedCallsKeepTheirTime: a call that gave up still says how long
+// it waited, for the run's record.
+func TestFailedCallsKeepTheirTime(t *testing.T) {
+	var waits sleeps
+	srv := llmtest.New(t, llmtest.Turn{Status: 500}, llmtest.Turn{Status: 500})
+	c, err := llm.New(llm.Config{Provider: llm.OpenAI, Model: "gpt-x", BaseURL: srv.OpenAIURL(), MaxRetries: 1, Sleep: waits.sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Chat(context.Background(), conversation())
+	var ce *llm.CallError
+	if !errors.As(err, &ce) || ce.Retries != 1 || ce.Waited < waits[0] {
+		t.Errorf("err = %#v", err)
+	}
+}

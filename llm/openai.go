@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,8 +49,8 @@ type oaRequest struct {
 type oaResponse struct {
 	Model   string `json:"model"`
 	Choices []struct {
-		Message      oaMessage `json:"message"`
-		FinishReason string    `json:"finish_reason"`
+		Message      oaReply `json:"message"`
+		FinishReason string  `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens        int `json:"prompt_tokens"`
@@ -61,6 +62,66 @@ type oaResponse struct {
 			ReasoningTokens int `json:"reasoning_tokens"`
 		} `json:"completion_tokens_details"`
 	} `json:"usage"`
+}
+
+// oaReply is a reply's message as servers write it: the content a string
+// or a list of parts, and tool arguments a JSON string or, from some
+// compatible servers, the object itself.
+type oaReply struct {
+	Content   json.RawMessage `json:"content"`
+	ToolCalls []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// text reads a reply's content: a string, null, or parts of which the
+// text ones count.
+func (r oaReply) text() (string, error) {
+	raw := bytes.TrimSpace(r.Content)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", nil
+	}
+	var s string
+	if raw[0] == '"' {
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("content is neither text nor a list of parts: %w", err)
+	}
+	var text []string
+	for _, p := range parts {
+		if p.Type == "text" || p.Type == "output_text" {
+			text = append(text, p.Text)
+		}
+	}
+	return strings.Join(text, ""), nil
+}
+
+// arguments reads a tool call's arguments as the JSON text of an object.
+func arguments(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
+		return "{}", nil
+	case raw[0] == '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	case raw[0] == '{':
+		var b bytes.Buffer
+		err := json.Compact(&b, raw)
+		return b.String(), err
+	}
+	return "", fmt.Errorf("tool arguments are %.40s, not an object", raw)
 }
 
 func (m *openAI) Chat(ctx context.Context, req *Request) (*Response, error) {
@@ -113,6 +174,10 @@ func (m *openAI) Chat(ctx context.Context, req *Request) (*Response, error) {
 		return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
 	}
 	if len(r.Choices) == 0 {
+		// Some servers answer 200 with an error object: say what it says.
+		if typ, msg := openAIError(a.body); msg != "" && bytes.Contains(a.body, []byte(`"error"`)) {
+			return nil, fmt.Errorf("model %s: the server answered with an error: %s", m.c.Name, strings.TrimPrefix(typ+": "+msg, ": "))
+		}
 		return nil, fmt.Errorf("model %s: malformed reply: no choices", m.c.Name)
 	}
 	ch := r.Choices[0]
@@ -121,24 +186,30 @@ func (m *openAI) Chat(ctx context.Context, req *Request) (*Response, error) {
 		ModelTime: a.modelTime, Waited: a.waited, Retries: a.retries,
 		Message: Message{Role: Assistant},
 	}
-	if ch.Message.Content != nil {
-		out.Message.Content = *ch.Message.Content
+	if out.Message.Content, err = ch.Message.text(); err != nil {
+		return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
 	}
 	for i, tc := range ch.Message.ToolCalls {
 		id := tc.ID
 		if id == "" {
 			id = fmt.Sprintf("call_%d", i)
 		}
-		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: id, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		args, err := arguments(tc.Function.Arguments)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: malformed reply: %s: %w", m.c.Name, tc.Function.Name, err)
+		}
+		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: id, Name: tc.Function.Name, Arguments: args})
 	}
-	if u := r.Usage; u != nil {
-		out.Usage = Usage{Input: u.PromptTokens, Output: u.CompletionTokens}
-		if u.PromptTokensDetails != nil {
-			out.Usage.Cached = u.PromptTokensDetails.CachedTokens
-		}
-		if u.CompletionTokensDetails != nil {
-			out.Usage.Reasoning = u.CompletionTokensDetails.ReasoningTokens
-		}
+	if r.Usage == nil {
+		return out, nil // no usage, no price: the cost is unknown, not 0
+	}
+	u := r.Usage
+	out.Usage = Usage{Input: u.PromptTokens, Output: u.CompletionTokens}
+	if u.PromptTokensDetails != nil {
+		out.Usage.Cached = u.PromptTokensDetails.CachedTokens
+	}
+	if u.CompletionTokensDetails != nil {
+		out.Usage.Reasoning = u.CompletionTokensDetails.ReasoningTokens
 	}
 	out.Cost = m.c.Price.Cost(out.Usage)
 	return out, nil

@@ -67,6 +67,9 @@ func newScript(c Config) (Client, error) {
 
 func (s *script) Name() string { return s.c.Name }
 
+// Provider is "script".
+func (s *script) Provider() string { return Script }
+
 func (s *script) Chat(ctx context.Context, _ *Request) (*Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

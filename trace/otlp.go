@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -91,6 +92,7 @@ func otlpRequest(r *Record) map[string]any {
 		start := cursor
 		cursor = cursor.Add(time.Duration(s.WaitMS+s.ModelMS) * time.Millisecond)
 		attrs := []otlpAttr{str("gen_ai.operation.name", "chat"), str("gen_ai.request.model", r.Model),
+			str("gen_ai.provider.name", r.Provider), str("gen_ai.response.model", r.ProviderModel),
 			num("gen_ai.usage.input_tokens", s.Usage.Input), num("gen_ai.usage.output_tokens", s.Usage.Output),
 			num("gen_ai.usage.cache_read.input_tokens", s.Usage.Cached), num("okf.usage.reasoning_tokens", s.Usage.Reasoning),
 			num("okf.wait_ms", int(s.WaitMS)), num("okf.retries", s.Retries)}
@@ -111,6 +113,7 @@ func otlpRequest(r *Record) map[string]any {
 		}
 	}
 	attrs := []otlpAttr{str("gen_ai.operation.name", "invoke_agent"), str("gen_ai.agent.name", "okf"), str("gen_ai.request.model", r.Model),
+		str("gen_ai.provider.name", r.Provider), str("gen_ai.response.model", r.ProviderModel),
 		str("okf.run.id", r.ID), str("okf.question", r.Question), str("okf.database", r.Database), str("okf.strategy", r.Strategy),
 		str("okf.stop_reason", r.StopReason), num("gen_ai.usage.input_tokens", r.Usage.Input), num("gen_ai.usage.output_tokens", r.Usage.Output),
 		num("okf.sql.attempts", r.SQLAttempts), num("okf.sql.errors", r.SQLErrors)}
@@ -140,4 +143,94 @@ func otlpRequest(r *Record) map[string]any {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// ExportTimeout bounds one run's export.
+const ExportTimeout = 10 * time.Second
+
+// Exporter sends runs to a collector in the background, one at a time, so
+// that a slow or hanging collector never delays a run: Send queues a run
+// and returns; Close waits a bounded time for the queue to drain.
+type Exporter struct {
+	client   *http.Client
+	endpoint string
+	headers  map[string]string
+	warn     func(error)
+
+	mu      sync.Mutex
+	closed  bool
+	queue   chan *Record
+	dropped int
+	done    chan struct{}
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+// ExportQueue is how many runs wait for the collector before more are
+// dropped (and counted).
+const ExportQueue = 256
+
+// NewExporter starts an exporter to endpoint; warn hears of every failed
+// export, from the exporter's own goroutine.
+func NewExporter(client *http.Client, endpoint string, headers map[string]string, warn func(error)) *Exporter {
+	x := &Exporter{client: client, endpoint: endpoint, headers: headers, warn: warn,
+		queue: make(chan *Record, ExportQueue), done: make(chan struct{})}
+	x.ctx, x.cancel = context.WithCancel(context.Background())
+	go x.run()
+	return x
+}
+
+func (x *Exporter) run() {
+	defer close(x.done)
+	for r := range x.queue {
+		if x.ctx.Err() != nil {
+			continue // given up at Close: drain without sending
+		}
+		ctx, cancel := context.WithTimeout(x.ctx, ExportTimeout)
+		if err := ExportOTLP(ctx, x.client, x.endpoint, x.headers, r); err != nil && x.ctx.Err() == nil {
+			x.warn(err)
+		}
+		cancel()
+	}
+}
+
+// Send queues a run for export; a full queue drops it.
+func (x *Exporter) Send(r *Record) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return
+	}
+	select {
+	case x.queue <- r:
+	default:
+		x.dropped++
+	}
+}
+
+// Close stops taking runs and waits up to wait for the queued ones to be
+// sent; what is still unsent then is given up, with a warning.
+func (x *Exporter) Close(wait time.Duration) {
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		return
+	}
+	x.closed = true
+	close(x.queue)
+	dropped := x.dropped
+	x.mu.Unlock()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-x.done:
+	case <-timer.C:
+		x.warn(fmt.Errorf("OTLP export to %s: %d runs still unsent after waiting %s; giving up on them", x.endpoint, len(x.queue)+1, wait))
+		x.cancel()
+		<-x.done
+	}
+	x.cancel()
+	if dropped > 0 {
+		x.warn(fmt.Errorf("OTLP export to %s: %d runs dropped, the collector being too slow", x.endpoint, dropped))
+	}
 }

@@ -3,11 +3,14 @@ package trace_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/okf-tools/okf/llm"
 	"github.com/okf-tools/okf/trace"
@@ -74,5 +77,59 @@ func TestExportOTLP(t *testing.T) {
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "quota", http.StatusTooManyRequests) })
 	if err := trace.ExportOTLP(context.Background(), srv.Client(), srv.URL, nil, r); err == nil || !strings.Contains(err.Error(), "HTTP 429: quota") {
 		t.Errorf("refused export: %v", err)
+	}
+}
+
+// TestExporterNeverWaitsOnTheCollector: a collector that hangs once added
+// its 10 s timeout to every run, one run after another.
+func TestExporterNeverWaitsOnTheCollector(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	var mu sync.Mutex
+	var warnings []string
+	x := trace.NewExporter(srv.Client(), srv.URL, nil, func(err error) {
+		mu.Lock()
+		warnings = append(warnings, err.Error())
+		mu.Unlock()
+	})
+	for i := range 8 {
+		x.Send(record(fmt.Sprint("run", i), "q", nil)) // returns at once, or this test hangs
+	}
+	<-arrived // the first run reached the collector, which now hangs
+	x.Close(10 * time.Millisecond)
+	x.Send(record("late", "q", nil)) // after Close: ignored, no panic
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "8 runs still unsent") {
+		t.Errorf("warnings %q", warnings)
+	}
+}
+
+func TestExportCarriesTheProvider(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got = string(body)
+	}))
+	defer srv.Close()
+	r := record("abc", "q", nil)
+	r.Provider, r.ProviderModel = "openai", "gpt-4.1-mini-2025-04-14"
+	r.Steps = []trace.Step{{N: 1}}
+	if err := trace.ExportOTLP(context.Background(), srv.Client(), srv.URL, nil, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`{"key":"gen_ai.provider.name","value":{"stringValue":"openai"}}`, `{"key":"gen_ai.response.model","value":{"stringValue":"gpt-4.1-mini-2025-04-14"}}`} {
+		if strings.Count(got, want) != 2 {
+			t.Errorf("the run and chat spans should both carry %s:\n%.600s", want, got)
+		}
 	}
 }

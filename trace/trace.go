@@ -40,6 +40,11 @@ type Record struct {
 	Database  string    `json:"database"`
 	Strategy  string    `json:"strategy"`
 	Model     string    `json:"model"`
+	// Provider is the model's wire format (openai, anthropic, script), and
+	// ProviderModel the model id the provider's replies name, which may be
+	// more exact than the configured one ("gpt-4.1-mini-2025-04-14").
+	Provider      string `json:"provider,omitempty"`
+	ProviderModel string `json:"provider_model,omitempty"`
 	// Snapshot is the digest of the knowledge the run read.
 	Snapshot string `json:"snapshot,omitempty"`
 	Steps    []Step `json:"steps"`

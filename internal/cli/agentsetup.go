@@ -69,6 +69,8 @@ type agentSession struct {
 	// today is --today, the date stale statuses are decided against; nil
 	// for now.
 	today func() time.Time
+	// exporter sends runs to the OTLP collector, when one is set.
+	exporter *trace.Exporter
 }
 
 // loadAgentConfig reads okf.yaml (and the .env beside it).
@@ -316,13 +318,13 @@ func (s *agentSession) run(ctx context.Context, question, taskID string, w io.Wr
 	cfg.OnEvent = p.event
 	out := agent.Run(ctx, cfg, question, taskID)
 	p.stopSpinner()
-	path, err := s.record(ctx, w, out.Record)
+	path, err := s.record(w, out.Record)
 	return out, path, err
 }
 
 // record appends a run to the run log and, when a collector is set, sends
 // it over OTLP; an export failure is a warning, never a lost run.
-func (s *agentSession) record(ctx context.Context, w io.Writer, r *trace.Record) (string, error) {
+func (s *agentSession) record(w io.Writer, r *trace.Record) (string, error) {
 	path, err := trace.Append(s.runsDir(), r)
 	if err != nil {
 		return "", err
@@ -332,14 +334,19 @@ func (s *agentSession) record(ctx context.Context, w io.Writer, r *trace.Record)
 		endpoint = v
 	}
 	if endpoint != "" {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := trace.ExportOTLP(ctx, http.DefaultClient, endpoint, otlpHeaders(os.Getenv("OTEL_EXPORTER_OTLP_HEADERS")), r); err != nil {
-			fmt.Fprintf(w, "warn: %v\n", err)
+		if s.exporter == nil {
+			s.exporter = trace.NewExporter(http.DefaultClient, endpoint, otlpHeaders(os.Getenv("OTEL_EXPORTER_OTLP_HEADERS")),
+				func(err error) { fmt.Fprintf(w, "warn: %v\n", err) })
+			s.closers = append(s.closers, func() { s.exporter.Close(exportWait) })
 		}
+		s.exporter.Send(r)
 	}
 	return path, nil
 }
+
+// exportWait is how long a session's end waits for its runs to reach the
+// collector.
+const exportWait = 5 * time.Second
 
 // otlpHeaders reads OTEL_EXPORTER_OTLP_HEADERS: "key=value,key2=value2".
 func otlpHeaders(v string) map[string]string {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -71,6 +72,9 @@ configuration.`,
 			default:
 				return usageError("ask takes one question (quote it), or --task with --questions")
 			}
+			if strings.TrimSpace(question) == "" {
+				return usageError("the question is empty")
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			s, err := openSession(ctx, e, &f)
@@ -105,7 +109,7 @@ configuration.`,
 func printOutcome(w io.Writer, out agent.Outcome, shown int, color bool) {
 	r := out.Record
 	if r.Answer != nil {
-		fmt.Fprintf(w, "\n%s\n", r.Answer.Text)
+		fmt.Fprintf(w, "\n%s\n", printable(r.Answer.Text))
 		if r.Answer.SQL != "" {
 			fmt.Fprintf(w, "\n%s\n", highlightSQL(r.Answer.SQL, color))
 		}
@@ -114,7 +118,7 @@ func printOutcome(w io.Writer, out agent.Outcome, shown int, color bool) {
 		fmt.Fprintf(w, "\n%s", resultTable(out.Rows, shown))
 	}
 	if r.Error != "" {
-		fmt.Fprintf(w, "\nerror: %s\n", r.Error)
+		fmt.Fprintf(w, "\nerror: %s\n", printable(r.Error))
 	}
 	fmt.Fprintf(w, "\n%s\n", r.Summary())
 }

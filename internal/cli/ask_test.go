@@ -140,6 +140,8 @@ func TestAskErrors(t *testing.T) {
 		{[]string{"ask", "q", "--db", "shop", "--model", "gpt-9"}, `unknown model "gpt-9"`},
 		{[]string{"ask", "q", "--db", "shop", "--model", "anthropic/claude-haiku-4-5"}, "set ANTHROPIC_API_KEY"},
 		{[]string{"ask", "--task", "x"}, "--task needs --questions"},
+		{[]string{"ask", "", "--db", "shop"}, "the question is empty"},
+		{[]string{"ask", " \n\t", "--db", "shop"}, "the question is empty"},
 	} {
 		t.Setenv("ANTHROPIC_API_KEY", "")
 		os.Unsetenv("ANTHROPIC_API_KEY")

@@ -222,7 +222,7 @@ func (a *evalAsker) Ask(ctx context.Context, t eval.Task, strategy, model string
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if _, err := a.base.record(ctx, a.e.stderr, out.Record); err != nil {
+	if _, err := a.base.record(a.e.stderr, out.Record); err != nil {
 		return eval.Attempt{}, err
 	}
 	// An audit failure stops the eval: no more questions run unaudited.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/okf-tools/okf/sqlguard"
@@ -21,12 +22,56 @@ func printJSON(e *env, v any) error {
 
 var sqlKeyword = regexp.MustCompile(`(?i)\b(SELECT|FROM|WHERE|JOIN|LEFT|RIGHT|INNER|OUTER|ON|GROUP|ORDER|BY|HAVING|LIMIT|OFFSET|WITH|AS|AND|OR|NOT|IN|IS|NULL|CASE|WHEN|THEN|ELSE|END|DISTINCT|UNION|ALL|COUNT|SUM|AVG|MIN|MAX|COALESCE|DESC|ASC)\b`)
 
-// highlightSQL makes SQL keywords bold cyan on a terminal.
+// highlightSQL makes SQL keywords bold cyan on a terminal; the SQL itself
+// is made printable first, since a model wrote it.
 func highlightSQL(sql string, color bool) string {
+	sql = printable(sql)
 	if !color {
 		return sql
 	}
 	return sqlKeyword.ReplaceAllString(sql, "\x1b[1;36m$1\x1b[0m")
+}
+
+// printable escapes what a terminal would act on rather than show: control
+// characters but newline and tab (ESC starts a terminal command, BEL rings,
+// NUL and CR hide what precedes them), the bidirectional overrides that
+// reorder what is shown (U+202E), and invalid UTF-8. Rows and model text
+// reach the terminal through it.
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if unsafeRune(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !unsafeRune(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case unicode.IsControl(r), r == utf8.RuneError:
+		return true
+	case r == 0x061C, r == 0x200E, r == 0x200F, 0x202A <= r && r <= 0x202E, 0x2066 <= r && r <= 0x2069:
+		return true
+	}
+	return false
 }
 
 // resultTable renders rows as an aligned table with at most shown rows,
@@ -37,7 +82,7 @@ func resultTable(r *sqlguard.Result, shown int) string {
 	}
 	rows := [][]string{make([]string, len(r.Columns))}
 	for i, c := range r.Columns {
-		rows[0][i] = c.Name
+		rows[0][i] = printable(c.Name)
 	}
 	for i, row := range r.Rows {
 		if i >= shown {
@@ -45,7 +90,7 @@ func resultTable(r *sqlguard.Result, shown int) string {
 		}
 		cells := make([]string, len(row))
 		for j, v := range row {
-			cells[j] = foldLine(sqlguard.Cell(v), 40)
+			cells[j] = printable(foldLine(sqlguard.Cell(v), 40))
 		}
 		rows = append(rows, cells)
 	}

@@ -38,3 +38,23 @@ func TestResultTable(t *testing.T) {
 		t.Errorf("table =\n%q\nwant\n%q", got, want)
 	}
 }
+
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\ttext\nnext line": "plain\ttext\nnext line",
+		"\x1b[2Jcleared":         `\x1b[2Jcleared`,
+		"bell\x07 nul\x00 cr\r":  `bell\x07 nul\x00 cr\x0d`,
+		"abc\u202Efdp.exe":       `abc\u202efdp.exe`,
+		"c1\u009b31m":            `c1\x9b31m`,
+		"bad \xff byte":          `bad \ufffd byte`,
+		"naïve café, 東京":         "naïve café, 東京",
+	} {
+		if got := printable(in); got != want {
+			t.Errorf("printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+	r := &sqlguard.Result{Columns: []sqlguard.Column{{Name: "n\x1bame"}}, Rows: [][]any{{"\x1b]0;pwned\x07"}}, Total: 1, TotalKnown: true}
+	if got := resultTable(r, 10); strings.ContainsAny(got, "\x1b\x07") {
+		t.Errorf("a row reached the terminal raw: %q", got)
+	}
+}

@@ -64,7 +64,7 @@ configuration.`,
 			if shown <= 0 {
 				shown = db.Options().ShownRows
 			}
-			_, err = fmt.Fprintln(e.stdout, res.Text(shown))
+			_, err = fmt.Fprintln(e.stdout, printable(res.Text(shown)))
 			return err
 		},
 	}

@@ -149,3 +149,13 @@ func TestPrepareCommand(t *testing.T) {
 		t.Errorf("prepare of a SQLite file: exit %d, %s", code, errOut)
 	}
 }
+
+// TestSQLRowsReachTheTerminalEscaped: a row holding terminal commands is
+// shown, not obeyed.
+func TestSQLRowsReachTheTerminalEscaped(t *testing.T) {
+	db := sqliteDB(t)
+	code, out, errOut := run(t, "sql", "sqlite:"+db, "SELECT char(27) || '[2J' || char(7) || 'x' || char(8238) || 'y' AS \"a\x1bb\"")
+	if code != 0 || strings.ContainsAny(out, "\x1b\x07\u202e") || !strings.Contains(out, `\x1b[2J\x07x\u202ey`) {
+		t.Errorf("exit %d, %q, %s", code, out, errOut)
+	}
+}
