@@ -384,7 +384,7 @@ func (p *progress) event(ev agent.Event) {
 		fmt.Fprintf(p.w, "step %d: (answered in text; nudged to use the tools)\n", ev.Step)
 	case ev.Call != nil:
 		c := ev.Call
-		detail := argumentDetail(c.Arguments)
+		detail := printable(argumentDetail(c.Arguments))
 		if c.Tool == "run_sql" || c.Tool == "submit_answer" {
 			detail = highlightSQL(detail, p.terminal)
 		}
@@ -395,7 +395,7 @@ func (p *progress) event(ev agent.Event) {
 				mark = "  \x1b[31m-> error\x1b[0m"
 			}
 		}
-		fmt.Fprintf(p.w, "step %d: %-13s %s%s\n", ev.Step, c.Tool, detail, mark)
+		fmt.Fprintf(p.w, "step %d: %-13s %s%s\n", ev.Step, printable(c.Tool), detail, mark)
 	}
 }
 
