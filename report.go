@@ -80,6 +80,16 @@ type JSONReport struct {
 
 // JSON returns the report as indented JSON, findings grouped by severity.
 func (r *Report) JSON(bundle string, maxWarnings int) ([]byte, error) {
+	b, err := json.MarshalIndent(r.JSONReport(bundle, maxWarnings), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// JSONReport returns the report in its machine-readable form, findings
+// grouped by severity.
+func (r *Report) JSONReport(bundle string, maxWarnings int) JSONReport {
 	out := JSONReport{
 		Bundle: bundle, Conformant: r.Conformant(), Passed: r.Passed(maxWarnings), Counts: r.Counts,
 		Errors: []Finding{}, Warnings: []Finding{}, Infos: []Finding{},
@@ -94,9 +104,5 @@ func (r *Report) JSON(bundle string, maxWarnings int) ([]byte, error) {
 			out.Infos = append(out.Infos, f)
 		}
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
+	return out
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -516,11 +518,11 @@ func (v *validator) index(d *Document) {
 		return
 	}
 	if d.Path != "index.md" {
-		v.add("index-frontmatter", d, 1, "an index.md below the bundle root must not have frontmatter")
+		v.add("index-frontmatter", d, 1, "an index.md below the bundle root must not have frontmatter (§8)")
 		return
 	}
 	if fm.Err != nil {
-		v.add("index-root-yaml", d, fm.Line, "root index.md frontmatter: %v", fm.Err)
+		v.add("index-root-yaml", d, fm.Line, "root index.md frontmatter: %v (§12)", fm.Err)
 		return
 	}
 	var extra []string
@@ -531,7 +533,7 @@ func (v *validator) index(d *Document) {
 		}
 	}
 	if len(extra) > 0 {
-		v.add("index-root-keys", d, fm.Line, "root index.md frontmatter may hold only `okf_version`, not %s", strings.Join(extra, ", "))
+		v.add("index-root-keys", d, fm.Line, "root index.md frontmatter may hold only `okf_version`, not %s (§12)", strings.Join(extra, ", "))
 	}
 	if n := mapValue(m, "okf_version"); n != nil {
 		if s, _ := scalarText(n); strings.TrimSpace(s) != "0.2" {
@@ -544,20 +546,55 @@ func (v *validator) log(d *Document) {
 	if d.Frontmatter.Present {
 		v.add("log-frontmatter", d, 1, "log.md should not have frontmatter")
 	}
+	for _, line := range undatedEntries(d) {
+		v.add("log-entry-undated", d, line, "log entry outside any date group; put it under a `## YYYY-MM-DD` heading (§9)")
+	}
 	prev := ""
 	for _, s := range d.Sections {
 		if s.Level != 2 {
 			continue
 		}
 		if _, form := parseTime(s.Title); form != dateForm || !dateRe.MatchString(s.Title) {
-			v.add("log-heading-invalid", d, s.Line, "log heading `## %s` is not a YYYY-MM-DD date", s.Title)
+			v.add("log-heading-invalid", d, s.Line, "log heading `## %s` is not a YYYY-MM-DD date (§9)", s.Title)
 			continue
 		}
 		if prev != "" && s.Title > prev {
-			v.add("log-order", d, s.Line, "`## %s` comes after the older `## %s`; log entries go newest first", s.Title, prev)
+			v.add("log-order", d, s.Line, "`## %s` comes after the older `## %s`; log entries go newest first (§9)", s.Title, prev)
 		}
 		prev = s.Title
 	}
+}
+
+// undatedEntries returns the lines of the log entries (list items) that
+// come before the first `##` heading: §9 groups every entry under a date.
+// Lists inside code or quotes are not entries.
+func undatedEntries(d *Document) []int {
+	body := d.Body()
+	root := markdown.Parser().Parse(text.NewReader(body))
+	var lines []int
+	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		if h, ok := n.(*ast.Heading); ok && h.Level == 2 {
+			break
+		}
+		if _, ok := n.(*ast.List); !ok {
+			continue
+		}
+		for item := n.FirstChild(); item != nil; item = item.NextSibling() {
+			lines = append(lines, d.LineAt(d.BodyStart+itemStart(item, body)))
+		}
+	}
+	return lines
+}
+
+// itemStart returns the offset of the line a list item begins on. An item
+// holds no text lines of its own, so its first block that does stands in.
+func itemStart(item ast.Node, body []byte) int {
+	for n := item.FirstChild(); n != nil; n = n.FirstChild() {
+		if lines := n.Lines(); lines != nil && lines.Len() > 0 {
+			return blockStart(n, body)
+		}
+	}
+	return blockStart(item, body)
 }
 
 func (v *validator) links(d *Document) {

@@ -24,21 +24,25 @@ const suiteDir = "testdata/validate"
 // suiteNow is the "today" every golden report is rendered with.
 var suiteNow = time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 
-// suiteLoaders load the cases whose bundle cannot be committed as it is: git
-// refuses to track a .git folder, symlinks do not survive every checkout, and
-// file modes cannot make a read fail when the tests run as root, as CI does.
-// Every other case is read with Load.
-var suiteLoaders = map[string]func(t *testing.T, dir string) (*Bundle, error){
-	"file-unreadable": func(t *testing.T, dir string) (*Bundle, error) {
-		return LoadFS(unreadableFS{os.DirFS(dir), map[string]bool{"secret.md": true}})
+// suiteDisk builds the folder a case stands for when its bundle cannot be
+// committed as it is: git refuses to track a .git folder, symlinks do not
+// survive every checkout, and file modes do not survive git at all. Every
+// other case is its bundle/ folder as committed.
+var suiteDisk = map[string]func(t *testing.T, dir string) string{
+	"file-unreadable": func(t *testing.T, dir string) string {
+		tmp := copyBundle(t, dir)
+		if err := os.Chmod(filepath.Join(tmp, "secret.md"), 0); err != nil {
+			t.Fatal(err)
+		}
+		return tmp
 	},
-	"hidden-folders": func(t *testing.T, dir string) (*Bundle, error) {
+	"hidden-folders": func(t *testing.T, dir string) string {
 		tmp := copyBundle(t, dir)
 		mustWrite(t, filepath.Join(tmp, ".git", "HEAD.md"), "ref: refs/heads/main\n")
 		mustWrite(t, filepath.Join(tmp, ".git", "info", "notes.md"), "\xff no frontmatter, not UTF-8\n")
-		return Load(tmp)
+		return tmp
 	},
-	"symlink": func(t *testing.T, dir string) (*Bundle, error) {
+	"symlink": func(t *testing.T, dir string) string {
 		tmp := copyBundle(t, dir)
 		for link, target := range map[string]string{
 			"alias.md":       "real.md",                // a second name for a concept
@@ -53,8 +57,34 @@ var suiteLoaders = map[string]func(t *testing.T, dir string) (*Bundle, error){
 				t.Skipf("cannot create symlinks here: %v", err)
 			}
 		}
-		return Load(tmp)
+		return tmp
 	},
+}
+
+// caseDir returns the folder of a case's bundle, built by suiteDisk when
+// the committed one does not stand for it.
+func caseDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(suiteDir, name, "bundle")
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("case %s has no bundle folder: %v", name, err)
+	}
+	if build, ok := suiteDisk[name]; ok {
+		return build(t, dir)
+	}
+	return dir
+}
+
+// loadCase loads a case's bundle. Root, as CI runs, reads a file without
+// read permission all the same, so file-unreadable's file fails to open
+// through the file system it is loaded from.
+func loadCase(t *testing.T, name string) (*Bundle, error) {
+	t.Helper()
+	dir := caseDir(t, name)
+	if name == "file-unreadable" {
+		return LoadFS(unreadableFS{os.DirFS(dir), map[string]bool{"secret.md": true}})
+	}
+	return Load(dir)
 }
 
 // unreadableFS fails to open the listed files, as a file without read
@@ -110,17 +140,9 @@ func suiteCases(t *testing.T) []string {
 // renderCase validates a case's bundle and returns its text report.
 func renderCase(t *testing.T, name string) string {
 	t.Helper()
-	dir := filepath.Join(suiteDir, name, "bundle")
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("case %s has no bundle folder: %v", name, err)
-	}
-	load := func(t *testing.T, dir string) (*Bundle, error) { return Load(dir) }
-	if l, ok := suiteLoaders[name]; ok {
-		load = l
-	}
-	b, err := load(t, dir)
+	b, err := loadCase(t, name)
 	if err != nil {
-		t.Fatalf("load %s: %v", dir, err)
+		t.Fatalf("load case %s: %v", name, err)
 	}
 	var out bytes.Buffer
 	if err := Validate(b, Options{Now: suiteNow}).WriteText(&out, name, -1, false); err != nil {
@@ -233,5 +255,40 @@ func TestSuiteCoversEveryRule(t *testing.T) {
 	}
 	for code, cases := range seen {
 		t.Errorf("golden files of %v hold the unknown code %s", cases, code)
+	}
+}
+
+// TestReservedFilesDecideConformance pins the verdicts of §11.3: an
+// index.md or log.md that breaks the structure §8, §9 and §12 give it makes
+// the bundle non-conformant, each case through its own code only, while
+// the reserved-file matters §11 leaves soft stay warnings. Rewriting the
+// golden files cannot turn these errors back into warnings unnoticed.
+func TestReservedFilesDecideConformance(t *testing.T) {
+	for name, code := range map[string]string{
+		"index-frontmatter":      "index-frontmatter",
+		"index-root-keys":        "index-root-keys",
+		"index-root-yaml":        "index-root-yaml",
+		"index-root-not-mapping": "index-root-yaml",
+		"log-heading-invalid":    "log-heading-invalid",
+		"log-entry-undated":      "log-entry-undated",
+		"log-order":              "log-order",
+		"log-frontmatter":        "",
+		"index-out-of-sync":      "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, err := loadCase(t, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := Validate(b, Options{Now: suiteNow})
+			if rep.Conformant() != (code == "") {
+				t.Errorf("conformant = %v, want %v", rep.Conformant(), code == "")
+			}
+			for _, f := range rep.Findings {
+				if f.Severity == Error && (f.Code != code || f.Section != "§11.3") {
+					t.Errorf("unexpected error %s", f)
+				}
+			}
+		})
 	}
 }

@@ -16,8 +16,8 @@ type Options struct {
 	// "<producer>/<version>" form, e.g. "okf/v1.2.0".
 	Generator string
 	// GeneratedAt is written as generated.at and dates the log entry. The
-	// zero time writes no time at all, so the same input gives the same
-	// bytes.
+	// zero time writes no generated.at and dates the log entry 1970-01-01,
+	// so the same input gives the same bytes.
 	GeneratedAt time.Time
 	// SourceBase, when set, is prefixed to the relative resource of every
 	// source (a file name), e.g. the URL of the dataset the files came

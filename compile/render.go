@@ -359,8 +359,14 @@ func (w *writer) indexes() {
 	w.files["log.md"] = []byte(w.log())
 }
 
-// log renders the bundle's history: one creation entry, dated only when
-// a generation time was given.
+// undatedLog dates the log entry when no generation time is given: §9
+// puts every entry under a date heading, and a date from the clock would
+// break same input, same bytes. It is the Unix epoch, the date
+// SOURCE_DATE_EPOCH=0 names.
+const undatedLog = "1970-01-01"
+
+// log renders the bundle's history: one creation entry under the date of
+// the generation time, or under undatedLog when none was given.
 func (w *writer) log() string {
 	var names []string
 	for _, s := range w.db.Sources {
@@ -368,8 +374,9 @@ func (w *writer) log() string {
 	}
 	entry := fmt.Sprintf("* **Creation**: Compiled %d tables and %d business rules of `%s` from %s with `%s`.",
 		len(w.db.Tables), len(w.db.Rules), w.db.Name, strings.Join(names, ", "), w.opt.Generator)
-	if w.opt.GeneratedAt.IsZero() {
-		return "# Update Log\n\n" + entry + "\n"
+	day := undatedLog
+	if !w.opt.GeneratedAt.IsZero() {
+		day = w.opt.GeneratedAt.UTC().Format("2006-01-02")
 	}
-	return "# Update Log\n\n## " + w.opt.GeneratedAt.UTC().Format("2006-01-02") + "\n\n" + entry + "\n"
+	return "# Update Log\n\n## " + day + "\n\n" + entry + "\n"
 }

@@ -96,13 +96,27 @@ func TestPostgresQuery(t *testing.T) {
 	admin, agent := pgFixture(t)
 	ctx := context.Background()
 	var audit bytes.Buffer
+	auditLog := NewAuditLog(&audit)
 	opts := fixtureOptions
-	opts.MaxRows, opts.CountLimit, opts.Timeout = 5, 100, 300*time.Millisecond
-	db, err := Open(ctx, "fixture", agent, opts, NewAuditLog(&audit))
+	// No query on db may meet its timeout, however loaded the machine: the
+	// timeout has a handle of its own below, so the row-size limit never
+	// races it.
+	opts.MaxRows, opts.CountLimit, opts.Timeout = 5, 100, time.Minute
+	db, err := Open(ctx, "fixture", agent, opts, auditLog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	short := opts
+	// Long enough that the client-side deadline's grace (a quarter of it
+	// plus 250 ms) outlasts a stall under load, so the server's timeout
+	// comes first.
+	short.Timeout = 2 * time.Second
+	timed, err := Open(ctx, "fixture", agent, short, auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer timed.Close()
 
 	res, err := db.Query(ctx, "test", "SELECT id, name, power, power > 10 AS strong FROM hero WHERE id <= 3 ORDER BY id")
 	if err != nil {
@@ -142,7 +156,7 @@ func TestPostgresQuery(t *testing.T) {
 	if text := ge.Text("SELECT nam FROM hero"); !strings.Contains(text, "\n  SELECT nam FROM hero\n         ^") {
 		t.Errorf("error text:\n%s", text)
 	}
-	_, err = db.Query(ctx, "test", slowQuery)
+	_, err = timed.Query(ctx, "test", slowQuery)
 	if ge, ok := AsError(err); !ok || ge.Layer != LayerTimeout {
 		t.Errorf("slow query: %v", err)
 	}

@@ -47,7 +47,8 @@ meaning, rules linked to no table, ambiguous links, rules naming columns
 that do not exist) goes to stdout; progress goes to stderr.
 
 No time is written unless --generated-at or SOURCE_DATE_EPOCH gives one, so
-the same input gives the same bytes.
+the same input gives the same bytes; the log's entry then goes under the date
+1970-01-01 (OKF wants every entry under a date, and the input names none).
 
 Exit status: 0 compiled (even with gaps), 1 bad input or gaps under
 --strict, 2 bad usage.`,

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -20,18 +21,29 @@ func newValidateCmd(e *env) *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "validate <bundle-dir>",
-		Short: "Check a bundle against OKF v0.2",
+		Short: "Check a bundle, or a folder of bundles, against OKF v0.2",
 		Long: `Validate checks every markdown file of a bundle against the OKF v0.2 rules.
 
 Only the conformance failures of §11 are errors: a file that is not UTF-8, a
 concept without a closed frontmatter block, frontmatter that is not a YAML
-mapping, and a missing or blank type. Everything else is a warning (a producer
-mistake) or an info (a permitted state such as a stale concept), each with a
-stable code and its spec section. Run with --rules to list them all.
+mapping, a missing or blank type, and reserved files that break their
+structure (§11.3): frontmatter in an index.md below the root, root index.md
+frontmatter other than okf_version, and log.md entries outside a
+YYYY-MM-DD date group or not newest first. Everything else is a warning (a
+producer mistake) or an info (a permitted state such as a stale concept),
+each with a stable code and its spec section. Run with --rules to list them
+all.
 
-Exit status: 0 passed, 1 errors (or more warnings than allowed), 2 bad usage
-or not a directory.`,
+A folder with no markdown files at its top but bundles in its subfolders
+is a folder of bundles, found as okf import finds them: each is validated
+as a bundle of its own, with a report each and a count at the end
+(--json: a list of reports). A folder with no markdown files at all is an
+error.
+
+Exit status: 0 passed (every bundle), 1 errors (or more warnings than
+allowed) or no bundle, 2 bad usage or not a directory.`,
 		Example: `  okf validate ./bundles/solar
+  okf validate ./bundles                         # every bundle in the folder
   okf validate --strict ./bundles/solar          # any warning fails
   okf validate --max-warnings 10 ./bundles/solar
   okf validate --json --today 2026-11-29 ./bundles/solar
@@ -58,26 +70,16 @@ or not a directory.`,
 			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 				return usageError("%s: not a directory", dir)
 			}
-			b, err := okf.Load(dir)
+			found, err := okf.FindBundles(dir)
 			if err != nil {
-				return fmt.Errorf("reading bundle %s: %w", dir, err)
-			}
-			rep := okf.Validate(b, opt)
-			if asJSON {
-				out, err := rep.JSON(dir, maxWarnings)
-				if err != nil {
-					return err
-				}
-				if _, err := e.stdout.Write(out); err != nil {
-					return err
-				}
-			} else if err := rep.WriteText(e.stdout, dir, maxWarnings, isTerminal(e.stdout)); err != nil {
 				return err
 			}
-			if !rep.Passed(maxWarnings) {
-				return silentExit(exitFail)
+			// A folder with documents at its top is one bundle, reported
+			// alone; any other folder holds bundles, reported together.
+			if len(found) == 1 && found[0].Dir == dir {
+				return validateOne(e, dir, opt, maxWarnings, asJSON)
 			}
-			return nil
+			return validateMany(e, found, opt, maxWarnings, asJSON)
 		},
 	}
 	f := c.Flags()
@@ -87,6 +89,81 @@ or not a directory.`,
 	f.StringVar(&today, "today", "", "decide staleness as of this date (YYYY-MM-DD) instead of now, for reproducible output")
 	f.BoolVar(&listRules, "rules", false, "list every check with its code, severity and spec section, then exit")
 	return c
+}
+
+// validateOne validates the bundle in dir and prints its report.
+func validateOne(e *env, dir string, opt okf.Options, maxWarnings int, asJSON bool) error {
+	rep, err := validateDir(dir, opt)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		out, err := rep.JSON(dir, maxWarnings)
+		if err != nil {
+			return err
+		}
+		if _, err := e.stdout.Write(out); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(e.stdout, dir, maxWarnings, isTerminal(e.stdout)); err != nil {
+		return err
+	}
+	if !rep.Passed(maxWarnings) {
+		return silentExit(exitFail)
+	}
+	return nil
+}
+
+// validateMany validates each bundle of a folder on its own, so that links
+// resolve from each bundle's root, and prints a report each: text reports
+// one after another with a count of those that passed, or a JSON list.
+func validateMany(e *env, bundles []okf.BundleFolder, opt okf.Options, maxWarnings int, asJSON bool) error {
+	var reports []okf.JSONReport
+	failed := 0
+	for i, bf := range bundles {
+		rep, err := validateDir(bf.Dir, opt)
+		if err != nil {
+			return err
+		}
+		if !rep.Passed(maxWarnings) {
+			failed++
+		}
+		if asJSON {
+			reports = append(reports, rep.JSONReport(bf.Dir, maxWarnings))
+			continue
+		}
+		if i > 0 {
+			if _, err := fmt.Fprintln(e.stdout); err != nil {
+				return err
+			}
+		}
+		if err := rep.WriteText(e.stdout, bf.Dir, maxWarnings, isTerminal(e.stdout)); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		out, err := json.MarshalIndent(reports, "", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := e.stdout.Write(append(out, '\n')); err != nil {
+			return err
+		}
+	} else if _, err := fmt.Fprintf(e.stdout, "\n%d bundles: %d passed, %d failed\n", len(bundles), len(bundles)-failed, failed); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return silentExit(exitFail)
+	}
+	return nil
+}
+
+func validateDir(dir string, opt okf.Options) (*okf.Report, error) {
+	b, err := okf.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading bundle %s: %w", dir, err)
+	}
+	return okf.Validate(b, opt), nil
 }
 
 func printRules(e *env) error {

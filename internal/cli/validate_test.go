@@ -217,3 +217,64 @@ func TestValidateDocsListEveryRule(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateFolderOfBundles(t *testing.T) {
+	// Read as one bundle, the folder would break the bundle-absolute link
+	// of good/index.md and orphan good/revenue.md.
+	dir := writeBundle(t, map[string]string{
+		"good/index.md":   "# Good\n\n* [Revenue](/revenue.md) - Recognised revenue.\n",
+		"good/revenue.md": cleanConcept,
+		"bad/index.md":    "# Bad\n\n* [Plain](plain.md) - No frontmatter.\n",
+		"bad/plain.md":    "# no frontmatter\n",
+		"notes/readme":    "not markdown, so not a bundle",
+	})
+	code, out, errOut := run(t, "validate", "--today", "2026-11-29", dir)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	want := "OKF v0.2 conformance — " + filepath.Join(dir, "bad") + "\n" +
+		"  concepts: 1   index.md: 1   log.md: 0\n" +
+		"  ✗ ERROR  plain.md:1: §11.1 no parseable YAML frontmatter block [frontmatter-missing]\n" +
+		"  ✗ non-conformant (1 error(s), 0 warning(s))\n" +
+		"\n" +
+		"OKF v0.2 conformance — " + filepath.Join(dir, "good") + "\n" +
+		"  concepts: 1   index.md: 1   log.md: 0\n" +
+		"  ✓ conformant — no issues\n" +
+		"\n" +
+		"2 bundles: 1 passed, 1 failed\n"
+	if out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+
+	code, out, _ = run(t, "validate", "--json", "--today", "2026-11-29", dir)
+	var reps []okf.JSONReport
+	if err := json.Unmarshal([]byte(out), &reps); err != nil {
+		t.Fatalf("not a JSON list: %v\n%s", err, out)
+	}
+	if code != 1 || len(reps) != 2 || reps[0].Bundle != filepath.Join(dir, "bad") || reps[0].Conformant ||
+		reps[1].Bundle != filepath.Join(dir, "good") || !reps[1].Passed || len(reps[1].Warnings) != 0 {
+		t.Errorf("exit %d, reports %+v", code, reps)
+	}
+
+	if err := os.RemoveAll(filepath.Join(dir, "bad")); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := run(t, "validate", "--today", "2026-11-29", dir); code != 0 || !strings.HasSuffix(out, "\n1 bundles: 1 passed, 0 failed\n") {
+		t.Errorf("a folder of one good bundle: exit %d:\n%s", code, out)
+	}
+}
+
+func TestValidateFolderWithoutBundles(t *testing.T) {
+	for name, files := range map[string]map[string]string{
+		"empty":       {},
+		"no markdown": {"notes/readme.txt": "x", "top.txt": "y"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := writeBundle(t, files)
+			code, out, errOut := run(t, "validate", dir)
+			if code != 1 || out != "" || errOut != "okf: "+dir+": no markdown files, neither at its top nor in its subfolders\n" {
+				t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+		})
+	}
+}
