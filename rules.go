@@ -105,6 +105,7 @@ var Rules = []Rule{
 	{"link-broken", Warning, "§6.1", "a link points at a file that does not exist (tolerated)"},
 	{"link-outside-bundle", Warning, "§6.1", "a link climbs above the bundle root"},
 	{"orphan", Warning, "§8", "no document links to a concept, not even an index"},
+	{"rule-column-unknown", Warning, "okf", "a rule's `# Columns used` names a column its table's `# Schema` lacks"},
 
 	{"stale", Info, "§5.5", "a concept is past its `stale_after`"},
 	{"link-self", Info, "§6.1", "a document links to itself"},
@@ -149,6 +150,12 @@ func (f Finding) Location() string {
 // String renders a finding on one line: location, section, message, code.
 func (f Finding) String() string {
 	return fmt.Sprintf("%s: %s %s [%s]", f.Location(), f.Section, f.Message, f.Code)
+}
+
+// NewFinding makes a finding of a rule's code, for checks that run beside
+// Validate's (see Options.Checks). It panics on an unknown code.
+func NewFinding(code, p string, line int, format string, args ...any) Finding {
+	return newFinding(code, p, line, format, args...)
 }
 
 func newFinding(code, p string, line int, format string, args ...any) Finding {

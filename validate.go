@@ -21,6 +21,10 @@ type Options struct {
 	// the current time. A date-form stale_after is compared with Now's date
 	// in Now's location.
 	Now time.Time
+	// Checks are further checks run after the format's own, for
+	// conventions beyond the spec (okf validate adds the read model's
+	// check of the columns rules use).
+	Checks []func(*Bundle) []Finding
 }
 
 // Counts are the number of files of each kind in a bundle.
@@ -68,6 +72,9 @@ func Validate(b *Bundle, opt Options) *Report {
 	}
 	v.orphans()
 	v.indexSync()
+	for _, check := range opt.Checks {
+		v.rep.Findings = append(v.rep.Findings, check(b)...)
+	}
 	sort.SliceStable(v.rep.Findings, func(i, j int) bool {
 		a, c := v.rep.Findings[i], v.rep.Findings[j]
 		if a.Severity != c.Severity {

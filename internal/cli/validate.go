@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf"
+	"github.com/okf-tools/okf/readmodel"
 )
 
 func newValidateCmd(e *env) *cobra.Command {
@@ -55,7 +56,7 @@ allowed) or no bundle, 2 bad usage or not a directory.`,
 			if len(args) != 1 {
 				return usageError("validate takes one bundle directory, got %d arguments", len(args))
 			}
-			opt := okf.Options{}
+			opt := okf.Options{Checks: []func(*okf.Bundle) []okf.Finding{readmodel.CheckRuleColumns}}
 			if today != "" {
 				t, err := time.Parse("2006-01-02", today)
 				if err != nil {
