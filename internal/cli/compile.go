@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,14 +13,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/compile/drift"
 	"github.com/okf-tools/okf/compile/source"
 	"github.com/okf-tools/okf/internal/dsn"
+	"github.com/okf-tools/okf/store"
 )
 
 func newCompileCmd(e *env) *cobra.Command {
 	var (
 		out, from, generatedAt, sourceBase, schema string
-		asJSON, strict, force                      bool
+		asJSON, strict, force, check               bool
 	)
 	c := &cobra.Command{
 		Use:   "compile [<dir>...] --out <bundles>",
@@ -50,14 +54,20 @@ No time is written unless --generated-at or SOURCE_DATE_EPOCH gives one, so
 the same input gives the same bytes; the log's entry then goes under the date
 1970-01-01 (OKF wants every entry under a date, and the input names none).
 
-Exit status: 0 compiled (even with gaps), 1 bad input or gaps under
---strict, 2 bad usage.`,
+With --check, nothing is written: each bundle in --out is compared with
+what the sources say now (tables and columns added, removed or retyped,
+concepts whose Columns used name a column that is gone, concepts past their
+stale_after), and the exit status is 1 when anything drifted.
+
+Exit status: 0 compiled (even with gaps) or no drift, 1 bad input, gaps
+under --strict or drift under --check, 2 bad usage.`,
 		Example: `  okf compile ../shared/data/livesqlbench/base-lite/disaster --out bundles
   okf compile ../shared/data/livesqlbench/base-lite --out bundles --json
   okf compile ../shared/data/bird/superhero --out bundles
   okf compile --from postgres://localhost/solar --out bundles
   okf compile --from sqlite:shop.db docs/shop --out bundles
-  SOURCE_DATE_EPOCH=1767225600 okf compile base-lite/solar --out bundles`,
+  SOURCE_DATE_EPOCH=1767225600 okf compile base-lite/solar --out bundles
+  okf compile --from postgres://localhost/solar --out bundles --check --json`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if out == "" {
 				return usageError("compile needs --out <bundles folder>")
@@ -109,6 +119,9 @@ Exit status: 0 compiled (even with gaps), 1 bad input or gaps under
 				fmt.Fprintf(e.stderr, "compiled %s: %d tables, %d rules, %d gaps\n", b.Name, b.Tables, b.Rules, b.Gaps.Count())
 				bundles = append(bundles, b)
 			}
+			if check {
+				return checkDrift(e, out, bundles, asJSON)
+			}
 			sources := slices.Clone(args)
 			if d, err := dsn.Parse(from); err == nil && d.Engine == dsn.SQLite {
 				sources = append(sources, d.Path)
@@ -140,6 +153,7 @@ Exit status: 0 compiled (even with gaps), 1 bad input or gaps under
 	f.StringVar(&from, "from", "", "read the database from its catalog: postgres://... or sqlite:<path>")
 	f.StringVar(&schema, "schema", "", "with --from postgres: the schema to read (default public)")
 	f.BoolVar(&asJSON, "json", false, "print the gap report as JSON")
+	f.BoolVar(&check, "check", false, "write nothing: compare the sources with the bundles in --out and exit 1 on drift (for CI)")
 	f.BoolVar(&force, "force", false, "replace <out>/<db> folders okf did not write, or whose files changed since it did")
 	f.BoolVar(&strict, "strict", false, "exit 1 when the sources leave any gap")
 	f.StringVar(&generatedAt, "generated-at", "", "write this time (RFC 3339, or a date) as generated.at and in the log; default $SOURCE_DATE_EPOCH, else none")
@@ -195,6 +209,38 @@ func writeGaps(e *env, out string, bundles []*compile.Bundle, asJSON bool) error
 		if err := b.Gaps.WriteText(e.stdout); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkDrift compares each compiled bundle with the one in out and prints
+// the drift; exit 1 when any.
+func checkDrift(e *env, out string, bundles []*compile.Bundle, asJSON bool) error {
+	var reports []drift.Report
+	drifted := false
+	for _, b := range bundles {
+		current, err := store.ReadFolder(filepath.Join(out, b.Name))
+		if errors.Is(err, fs.ErrNotExist) {
+			current, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		r := drift.Compare(b.Name, current, b.Files, time.Now())
+		drifted = drifted || r.Drifted()
+		reports = append(reports, r)
+	}
+	if asJSON {
+		if err := printJSON(e, reports); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range reports {
+			fmt.Fprint(e.stdout, r.Text())
+		}
+	}
+	if drifted {
+		return silentExit(exitFail)
 	}
 	return nil
 }

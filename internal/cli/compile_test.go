@@ -2,12 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/internal/pgtest"
@@ -317,5 +320,50 @@ func TestCompileNeverReplacesItsSources(t *testing.T) {
 	}
 	if code, _, stderr := runOKF(t, "compile", src, "--out", out); code != 0 {
 		t.Errorf("recompiling over its own output: exit %d, %s", code, stderr)
+	}
+}
+
+// TestCompileCheckFindsDrift: okf compile --check on an unchanged database
+// exits 0; after ALTER TABLE … ADD COLUMN and DROP COLUMN it exits 1 and
+// names both columns, and the rule that used the dropped one.
+func TestCompileCheckFindsDrift(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	if code, _, stderr := runOKF(t, "load", shopDocs, "--into", dsn); code != 0 {
+		t.Fatalf("load: exit %d: %s", code, stderr)
+	}
+	out := t.TempDir()
+	if code, _, stderr := runOKF(t, "compile", "--from", dsn, shopDocs, "--out", out); code != 0 {
+		t.Fatalf("compile: exit %d: %s", code, stderr)
+	}
+	before := tree(t, out)
+	if code, stdout, stderr := runOKF(t, "compile", "--from", dsn, shopDocs, "--out", out, "--check"); code != 0 || !strings.HasSuffix(stdout, ": no drift\n") || strings.Count(stdout, "\n") != 1 {
+		t.Fatalf("unchanged: exit %d, %q, %s", code, stdout, stderr)
+	}
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "ALTER TABLE orders ADD COLUMN giftnote text; ALTER TABLE orders DROP COLUMN paidflag"); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runOKF(t, "compile", "--from", dsn, shopDocs, "--out", out, "--check")
+	if code != exitFail {
+		t.Fatalf("after ALTER TABLE: exit %d, %q, %s", code, stdout, stderr)
+	}
+	for _, want := range []string{": columns added: orders.giftnote\n", ": columns removed: orders.paidflag\n", "names orders.paidflag, no longer in the database"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("--check lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, _ = runOKF(t, "compile", "--from", dsn, shopDocs, "--out", out, "--check", "--json")
+	var reports []struct {
+		ColumnsAdded []string `json:"columns_added"`
+	}
+	if code != exitFail || json.Unmarshal([]byte(stdout), &reports) != nil || len(reports) != 1 || len(reports[0].ColumnsAdded) != 1 {
+		t.Errorf("--check --json: exit %d, %s", code, stdout)
+	}
+	if after := tree(t, out); len(after) != len(before) || after["tables/orders.md"] != before["tables/orders.md"] {
+		t.Error("--check wrote to the bundle")
 	}
 }
