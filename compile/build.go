@@ -142,7 +142,18 @@ var (
 func ruleSlugs(rules []*Rule) map[int]string {
 	out := map[int]string{}
 	used := map[string]bool{}
+	// A person's concept keeps its file name; generated ones go around it.
 	for _, r := range rules {
+		if r.File != "" {
+			slug := strings.TrimSuffix(path.Base(r.File), ".md")
+			used[slug] = true
+			out[r.ID] = slug
+		}
+	}
+	for _, r := range rules {
+		if r.File != "" {
+			continue
+		}
 		slug := strings.Trim(nonSlugRe.ReplaceAllString(strings.ToLower(parenGroupRe.ReplaceAllString(r.Name, "")), "-"), "-")
 		if slug == "" {
 			slug = "rule"

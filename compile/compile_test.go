@@ -144,31 +144,35 @@ func TestWriteReplacesOnlyWhatOkfWrote(t *testing.T) {
 	if err := write(WriteOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	// What okf wrote, unchanged, is replaced; a changed or added file is
-	// not, until Force.
+	// What okf wrote, unchanged, is regenerated; a file a person edited or
+	// added is kept, and an edit the sources now contradict is reported.
 	if err := write(WriteOptions{}); err != nil {
 		t.Fatalf("recompile over its own output: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(mine, "tables", "t.md"), []byte("edited\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(mine, "knowledge.md"), []byte("new\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(mine, "notes.md"), []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := write(WriteOptions{})
-	if err == nil || !strings.Contains(err.Error(), "knowledge.md, tables/t.md changed or appeared") {
-		t.Fatalf("over edits: %v", err)
+	var conflicts []string
+	o := WriteOptions{Conflict: func(bundle, p, why string) { conflicts = append(conflicts, bundle+"/"+p+": "+why) }}
+	b.Files = map[string][]byte{"index.md": []byte("two\n"), "tables/t.md": []byte("t\n")}
+	if err := write(o); err != nil || len(conflicts) != 0 {
+		t.Fatalf("over edits: %v, %v", err, conflicts)
 	}
-	if err := os.Remove(filepath.Join(mine, "knowledge.md")); err != nil {
-		t.Fatal(err)
+	for p, want := range map[string]string{"tables/t.md": "edited\n", "notes.md": "mine\n", "index.md": "two\n"} {
+		if got, _ := os.ReadFile(filepath.Join(mine, filepath.FromSlash(p))); string(got) != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
 	}
-	if err := os.Remove(filepath.Join(mine, "index.md")); err != nil {
-		t.Fatal(err)
+	b.Files["tables/t.md"] = []byte("t, with a new column\n")
+	if err := write(o); err != nil || len(conflicts) != 1 || !strings.HasPrefix(conflicts[0], "shop/tables/t.md: edited by a person, and the sources now say otherwise") {
+		t.Fatalf("an edit the sources contradict: %v, %v", err, conflicts)
 	}
-	if err := os.WriteFile(filepath.Join(mine, "tables", "t.md"), []byte("t\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := write(WriteOptions{}); err == nil || !strings.Contains(err.Error(), "index.md (deleted)") {
-		t.Fatalf("with a file deleted: %v", err)
+	// A person's file where okf would now write one: refused, named.
+	b.Files["notes.md"] = []byte("generated notes\n")
+	if err := write(WriteOptions{}); err == nil || !strings.Contains(err.Error(), "notes.md, which okf did not write") {
+		t.Fatalf("a clash: %v", err)
 	}
 }

@@ -111,6 +111,11 @@ type Rule struct {
 	Kind       string
 	// DependsOn lists the ids of the rules this one is built from.
 	DependsOn []int
+	// File, when set, is the bundle path of a concept a person wrote in a
+	// bundle okf compiled before (see Kept): it is linked to the tables
+	// whose columns it names and listed in the indexes, but its file is
+	// theirs and is not rendered.
+	File string
 }
 
 // Table returns the table with the given name, compared without regard to

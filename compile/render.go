@@ -250,6 +250,10 @@ func (w *writer) rule(r *Rule) {
 	if desc == "" {
 		desc = oneLine(r.Name)
 	}
+	if r.File != "" {
+		w.addEntry(w.rulePath(r.ID), ruleType(r.Kind), r.Name, desc)
+		return
+	}
 	front := ruleFront{
 		Type: ruleType(r.Kind), Title: r.Name, Description: desc, Tags: []string{w.db.Name},
 		Generated: w.generated(), Sources: w.sources(true, r),

@@ -7,48 +7,61 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/internal/atomicfile"
 )
 
 // Marker is the file okf compile leaves in each bundle folder it writes:
-// the SHA-256 and slash path of every file it wrote, a line each. A later
-// compile replaces the folder only while it holds exactly those files;
-// okf reads no dotfile as knowledge, so the marker stays out of the bundle.
+// the SHA-256 and slash path of every file it generated, a line each. A
+// later compile tells from it which files are still as okf wrote them and
+// which a person wrote or edited; okf reads no dotfile as knowledge, so
+// the marker stays out of the bundle.
 const Marker = ".okf-bundle"
 
 // WriteOptions shape Write.
 type WriteOptions struct {
-	// Force replaces bundle folders that okf did not write, or that
-	// changed since it did.
+	// Force replaces bundle folders that okf did not write, whole.
 	Force bool
 	// Sources are the folders and files the bundles were read from. A
-	// bundle folder that is or holds one of them is never replaced.
+	// bundle folder that is or holds one of them is never written.
 	Sources []string
+	// Conflict hears of each file a person changed that the sources now
+	// say otherwise about: the person's version is kept.
+	Conflict func(bundle, path, why string)
 }
 
-// Write puts each bundle in out/<name>, replacing what okf wrote there
-// before. Every bundle is first written in full to a temporary folder
-// inside out; only when all are written are they swapped in, one rename
-// each, so a failure leaves every previous bundle as it was. It refuses,
-// before writing anything, a target that holds anything okf did not write.
+// Write puts each bundle in out/<name>. Into a folder okf compiled before
+// it merges: a file still as okf wrote it is regenerated (or removed, when
+// no longer generated), a file a person edited is kept as theirs, a file a
+// person added is kept, and the log gains an entry when anything changed.
+// Every bundle is first written in full to a temporary folder inside out;
+// only when all are written are they swapped in, one rename each, so a
+// failure leaves every previous bundle as it was. It refuses, before
+// writing anything, a folder okf did not write, and one where a person's
+// file stands where okf would now write one.
 func Write(out string, o WriteOptions, bundles ...*Bundle) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", out, err)
 	}
 	names := map[string]bool{}
-	for _, b := range bundles {
+	merged := make([]map[string][]byte, len(bundles))
+	generated := make([]map[string][]byte, len(bundles))
+	for i, b := range bundles {
 		if names[b.Name] {
 			return fmt.Errorf("two databases are named %s; their bundles would share %s", b.Name, filepath.Join(out, b.Name))
 		}
 		names[b.Name] = true
-		if err := replaceable(filepath.Join(out, b.Name), o); err != nil {
+		files, gen, err := merge(filepath.Join(out, b.Name), b, o)
+		if err != nil {
 			return err
 		}
+		merged[i], generated[i] = files, gen
 	}
 	dirs := make([]*atomicfile.Dir, len(bundles))
 	defer func() {
@@ -62,12 +75,12 @@ func Write(out string, o WriteOptions, bundles ...*Bundle) error {
 			return fmt.Errorf("creating a temporary folder in %s: %w", out, err)
 		}
 		dirs[i] = d
-		for _, p := range b.Paths() {
-			if err := d.WriteFile(p, b.Files[p]); err != nil {
+		for _, p := range slices.Sorted(maps.Keys(merged[i])) {
+			if err := d.WriteFile(p, merged[i][p]); err != nil {
 				return fmt.Errorf("writing bundle %s: %w", b.Name, err)
 			}
 		}
-		if err := d.WriteFile(Marker, marker(b)); err != nil {
+		if err := d.WriteFile(Marker, marker(generated[i])); err != nil {
 			return fmt.Errorf("writing bundle %s: %w", b.Name, err)
 		}
 	}
@@ -79,25 +92,233 @@ func Write(out string, o WriteOptions, bundles ...*Bundle) error {
 	return nil
 }
 
-// marker lists a bundle's files with their hashes, in path order.
-func marker(b *Bundle) []byte {
+// merge returns the files the bundle folder target is to hold, and those
+// of them okf generated (for the marker).
+func merge(target string, b *Bundle, o WriteOptions) (files, gen map[string][]byte, err error) {
+	if err := notASource(target, o.Sources); err != nil {
+		return nil, nil, err
+	}
+	info, err := os.Lstat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return b.Files, b.Files, nil
+	case err != nil:
+		return nil, nil, err
+	case !info.IsDir():
+		return nil, nil, fmt.Errorf("%s exists and is not a folder", target)
+	}
+	wrote, hasMarker, err := readMarker(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	existing, err := readTree(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !hasMarker {
+		if len(existing) > 0 && !o.Force {
+			return nil, nil, fmt.Errorf("refusing to replace %s: okf did not write it (it has no %s) and it holds %s; choose another --out, move it away, or pass --force to replace it",
+				target, Marker, list(slices.Sorted(maps.Keys(existing))))
+		}
+		return b.Files, b.Files, nil
+	}
+	conflict := func(p, why string) {
+		if o.Conflict != nil {
+			o.Conflict(b.Name, p, why)
+		}
+	}
+	files = maps.Clone(b.Files)
+	var clashes []string
+	changed := false
+	for _, p := range slices.Sorted(maps.Keys(existing)) {
+		data := existing[p]
+		was, generated := wrote[p]
+		next, still := b.Files[p]
+		switch {
+		case p == "log.md":
+			// Merged below: the log keeps its history.
+		case generated && was == hash(data):
+			// As okf wrote it: regenerated, or gone with its source.
+			changed = changed || !still || !bytes.Equal(next, data)
+		case generated:
+			files[p] = data
+			switch {
+			case !still:
+				conflict(p, "edited by a person, and no longer generated from the sources: kept")
+			case hash(next) != was:
+				conflict(p, "edited by a person, and the sources now say otherwise: kept the person's version")
+			}
+		case still:
+			clashes = append(clashes, p)
+		default:
+			files[p] = data // a person's own file
+		}
+	}
+	for p := range b.Files {
+		if _, ok := existing[p]; !ok {
+			changed = true
+		}
+	}
+	if len(clashes) > 0 {
+		return nil, nil, fmt.Errorf("refusing to compile into %s: %s, which okf did not write, stand where okf would now write; rename or move them", target, list(clashes))
+	}
+	gen = maps.Clone(b.Files)
+	if old, ok := existing["log.md"]; ok {
+		if changed {
+			files["log.md"] = appendLog(old, b.Files["log.md"])
+		} else {
+			files["log.md"] = old
+		}
+		if wrote["log.md"] == hash(old) {
+			gen["log.md"] = files["log.md"]
+		} else {
+			delete(gen, "log.md") // a person's log: theirs
+		}
+	}
+	return files, gen, nil
+}
+
+// appendLog puts the new log's entry, as an update, on top of the old log:
+// under the old log's first date when it is the same day, else under a new
+// date heading above it (newest first, §9).
+func appendLog(old, fresh []byte) []byte {
+	_, rest, _ := bytes.Cut(fresh, []byte("\n## "))
+	day, entry, _ := bytes.Cut(rest, []byte("\n"))
+	entry = bytes.TrimSpace(bytes.Replace(entry, []byte("**Creation**"), []byte("**Update**"), 1))
+	at := bytes.Index(old, []byte("\n## "))
+	if at < 0 {
+		return append(bytes.TrimRight(old, "\n"), []byte("\n\n## "+string(day)+"\n\n"+string(entry)+"\n")...)
+	}
+	heading := old[at+1:]
+	if line, _, _ := bytes.Cut(heading, []byte("\n")); string(line) == "## "+string(day) {
+		end := at + 1 + len(line) + 1
+		return slices.Concat(old[:end], []byte("\n"+string(entry)+"\n"), old[end:])
+	}
+	return slices.Concat(old[:at+1], []byte("## "+string(day)+"\n\n"+string(entry)+"\n\n"), old[at+1:])
+}
+
+// AddKept adds to a database, as rules with File set, the concepts a
+// person added directly in knowledge/ of its bundle folder dir since okf
+// compiled it (files the marker does not list): compiled with the sources,
+// they are linked to the tables whose columns they name and listed in the
+// indexes, and Write keeps their files as they are. It returns how many.
+func AddKept(db *Database, dir string) (int, error) {
+	next := 1
+	for _, r := range db.Rules {
+		next = max(next, r.ID+1)
+	}
+	kept, err := kept(dir, next)
+	db.Rules = append(db.Rules, kept...)
+	return len(kept), err
+}
+
+func kept(dir string, firstID int) ([]*Rule, error) {
+	wrote, ok, err := readMarker(dir)
+	if err != nil || !ok {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "knowledge"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rules []*Rule
+	for _, en := range entries {
+		p := "knowledge/" + en.Name()
+		if !en.Type().IsRegular() || !strings.HasSuffix(p, ".md") || en.Name() == "index.md" || strings.HasPrefix(en.Name(), ".") {
+			continue
+		}
+		if _, generated := wrote[p]; generated {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		if err != nil {
+			return nil, err
+		}
+		d := okf.Parse(p, raw)
+		title := d.Title()
+		if title == "" {
+			title = strings.TrimSuffix(en.Name(), ".md")
+		}
+		desc, _ := d.Text("description")
+		rules = append(rules, &Rule{ID: firstID + len(rules), Name: title, Description: desc, Definition: string(d.Body()), Kind: d.Type(), File: p})
+	}
+	return rules, nil
+}
+
+// marker lists files with their hashes, in path order.
+func marker(files map[string][]byte) []byte {
 	var buf bytes.Buffer
-	for _, p := range b.Paths() {
-		sum := sha256.Sum256(b.Files[p])
-		fmt.Fprintf(&buf, "%s  %s\n", hex.EncodeToString(sum[:]), p)
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(&buf, "%s  %s\n", hash(files[p]), p)
 	}
 	return buf.Bytes()
 }
 
-// replaceable checks that target may be replaced: it does not exist, is
-// an empty folder, or holds exactly what okf last wrote there (or Force is
-// set); and in every case it is not, and does not hold, a source.
-func replaceable(target string, o WriteOptions) error {
+func hash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// readMarker reads a folder's marker: path → hash of what okf wrote.
+func readMarker(dir string) (map[string]string, bool, error) {
+	data, err := os.ReadFile(filepath.Join(dir, Marker))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	wrote := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if sum, p, ok := strings.Cut(line, "  "); ok {
+			wrote[p] = sum
+		}
+	}
+	return wrote, true, nil
+}
+
+// readTree reads every file of a folder but its marker, by slash path. A
+// file that is not regular (a link, a device) is refused: okf does not
+// write through or over one.
+func readTree(dir string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() || rel == Marker:
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("refusing to compile into %s: %s is not a regular file", dir, rel)
+		}
+		data, err := os.ReadFile(path)
+		files[rel] = data
+		return err
+	})
+	return files, err
+}
+
+func list(paths []string) string {
+	s := strings.Join(paths[:min(len(paths), 5)], ", ")
+	if len(paths) > 5 {
+		s += fmt.Sprintf(" and %d more", len(paths)-5)
+	}
+	return s
+}
+
+// notASource refuses a target that is, or holds, a source.
+func notASource(target string, sources []string) error {
 	abs, err := realPath(target)
 	if err != nil {
 		return err
 	}
-	for _, src := range o.Sources {
+	for _, src := range sources {
 		s, err := realPath(src)
 		if err != nil {
 			return err
@@ -106,81 +327,7 @@ func replaceable(target string, o WriteOptions) error {
 			return fmt.Errorf("refusing to write %s: it holds %s, which is being compiled; choose another --out", target, src)
 		}
 	}
-	info, err := os.Lstat(target)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case !info.IsDir():
-		return fmt.Errorf("%s exists and is not a folder", target)
-	case o.Force:
-		return nil
-	}
-	changed, err := changedSince(target)
-	if err != nil {
-		return err
-	}
-	if len(changed) == 0 {
-		return nil
-	}
-	list := strings.Join(changed[:min(len(changed), 5)], ", ")
-	if len(changed) > 5 {
-		list += fmt.Sprintf(" and %d more", len(changed)-5)
-	}
-	if _, err := os.Stat(filepath.Join(target, Marker)); err != nil {
-		return fmt.Errorf("refusing to replace %s: okf did not write it (it has no %s) and it holds %s; choose another --out, move it away, or pass --force to replace it", target, Marker, list)
-	}
-	return fmt.Errorf("refusing to replace %s: %s changed or appeared since okf wrote it; move them away, or pass --force to replace them", target, list)
-}
-
-// changedSince lists the files of a folder that its marker does not list
-// with their current hash (every file, when there is no marker), and the
-// files the marker lists that are gone.
-func changedSince(dir string) ([]string, error) {
-	want := map[string]string{}
-	if data, err := os.ReadFile(filepath.Join(dir, Marker)); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if sum, p, ok := strings.Cut(line, "  "); ok {
-				want[p] = sum
-			}
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	var changed []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() || rel == Marker {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			changed = append(changed, rel)
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(data)
-		if want[rel] != hex.EncodeToString(sum[:]) {
-			changed = append(changed, rel)
-		}
-		delete(want, rel)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for p := range want {
-		changed = append(changed, p+" (deleted)")
-	}
-	slices.Sort(changed)
-	return changed, nil
+	return nil
 }
 
 // realPath is a path made absolute with its links resolved as far as it

@@ -43,10 +43,13 @@ layers that folder's meanings and rules (LiveSQLBench files or BIRD CSVs) on
 top of the catalog.
 
 Each bundle goes to <bundles>/<db>, replacing the previous one only once
-every bundle of the run is complete. okf compile replaces only what it wrote:
-a folder without its .okf-bundle record, or whose files changed since, is
-refused unless --force is given; a folder that is or holds the sources being
-compiled is always refused. The gap report (columns without a
+every bundle of the run is complete. Into a bundle it compiled before (the
+folder's .okf-bundle record says what okf wrote), a compile merges: files
+still as okf wrote them are regenerated, files people edited or added are
+kept (a hand-written rule in knowledge/ is also indexed and linked), an edit
+the sources now contradict is reported, and the log gains a dated entry. A
+folder okf did not write is refused unless --force is given; a folder that
+is or holds the sources being compiled is always refused. The gap report (columns without a
 meaning, rules linked to no table, ambiguous links, rules naming columns
 that do not exist) goes to stdout; progress goes to stderr.
 
@@ -112,6 +115,15 @@ under --strict or drift under --check, 2 bad usage.`,
 			}
 			var bundles []*compile.Bundle
 			for _, db := range dbs {
+				// The concepts people added to the bundle since it was
+				// compiled take part in linking and indexes.
+				kept, err := compile.AddKept(db, filepath.Join(out, db.Name))
+				if err != nil {
+					return err
+				}
+				if kept > 0 {
+					fmt.Fprintf(e.stderr, "%s: keeping %d concepts people wrote\n", db.Name, kept)
+				}
 				b, err := compile.Build(db, opt)
 				if err != nil {
 					return fmt.Errorf("compiling %s: %w", db.Name, err)
@@ -126,7 +138,15 @@ under --strict or drift under --check, 2 bad usage.`,
 			if d, err := dsn.Parse(from); err == nil && d.Engine == dsn.SQLite {
 				sources = append(sources, d.Path)
 			}
-			if err := compile.Write(out, compile.WriteOptions{Force: force, Sources: sources}, bundles...); err != nil {
+			for _, b := range bundles {
+				if current, err := store.ReadFolder(filepath.Join(out, b.Name)); err == nil {
+					if r := drift.Compare(b.Name, current, b.Files, time.Now()); r.Drifted() {
+						fmt.Fprint(e.stderr, r.Text())
+					}
+				}
+			}
+			conflict := func(bundle, path, why string) { fmt.Fprintf(e.stderr, "%s: %s: %s\n", bundle, path, why) }
+			if err := compile.Write(out, compile.WriteOptions{Force: force, Sources: sources, Conflict: conflict}, bundles...); err != nil {
 				return err
 			}
 			noun := "bundles"
@@ -154,7 +174,7 @@ under --strict or drift under --check, 2 bad usage.`,
 	f.StringVar(&schema, "schema", "", "with --from postgres: the schema to read (default public)")
 	f.BoolVar(&asJSON, "json", false, "print the gap report as JSON")
 	f.BoolVar(&check, "check", false, "write nothing: compare the sources with the bundles in --out and exit 1 on drift (for CI)")
-	f.BoolVar(&force, "force", false, "replace <out>/<db> folders okf did not write, or whose files changed since it did")
+	f.BoolVar(&force, "force", false, "replace <out>/<db> folders okf did not write, whole")
 	f.BoolVar(&strict, "strict", false, "exit 1 when the sources leave any gap")
 	f.StringVar(&generatedAt, "generated-at", "", "write this time (RFC 3339, or a date) as generated.at and in the log; default $SOURCE_DATE_EPOCH, else none")
 	f.StringVar(&sourceBase, "source-base", "", "URL prefixed to the source file names cited in frontmatter")

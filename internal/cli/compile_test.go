@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -365,5 +366,80 @@ func TestCompileCheckFindsDrift(t *testing.T) {
 	}
 	if after := tree(t, out); len(after) != len(before) || after["tables/orders.md"] != before["tables/orders.md"] {
 		t.Error("--check wrote to the bundle")
+	}
+}
+
+// TestRecompileKeepsPeoplesWork: compile, add a hand-written rule and edit
+// a generated concept, change the sources (add a column, drop one),
+// compile again: the rule and the edit survive, the rule is linked and
+// indexed, the new column is there, and the dropped one is reported.
+func TestRecompileKeepsPeoplesWork(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "shop")
+	if err := os.CopyFS(src, os.DirFS(shopDocs)); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if code, _, stderr := runOKF(t, "compile", src, "--out", out); code != 0 {
+		t.Fatalf("compile: %s", stderr)
+	}
+	bundle := filepath.Join(out, "shop")
+	rule := "---\ntype: Business Rule\ntitle: Premium Order\ndescription: A large order.\n---\n# Definition\n\nAn order whose amountusd is above 1000.\n"
+	if err := os.WriteFile(filepath.Join(bundle, "knowledge", "premium-order.md"), []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	customers := filepath.Join(bundle, "tables", "customers.md")
+	data, _ := os.ReadFile(customers)
+	edited := string(data) + "\nAsk the sales team before contacting a Gold customer.\n"
+	if err := os.WriteFile(customers, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	schema := filepath.Join(src, "shop_schema.txt")
+	data, _ = os.ReadFile(schema)
+	changed := strings.Replace(string(data), "paidflag boolean NULL,\n", "", 1)
+	changed = strings.Replace(changed, "notes text NULL,\n    PRIMARY KEY (orderid)", "notes text NULL,\ngiftnote text NULL,\n    PRIMARY KEY (orderid)", 1)
+	if changed == string(data) || strings.Contains(changed, "paidflag boolean") {
+		t.Fatal("the schema edit did not apply")
+	}
+	os.WriteFile(schema, []byte(changed), 0o644)
+
+	code, _, stderr := runOKF(t, "compile", src, "--out", out)
+	if code != 0 {
+		t.Fatalf("recompile: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"shop: keeping 1 concepts people wrote", "shop: columns added: orders.giftnote", "shop: columns removed: orders.paidflag", "names orders.paidflag, no longer in the database"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	files := tree(t, bundle)
+	if files["knowledge/premium-order.md"] != rule {
+		t.Error("the hand-written rule changed")
+	}
+	if files["tables/customers.md"] != edited {
+		t.Error("the edit of a generated concept is lost")
+	}
+	if !strings.Contains(files["knowledge/index.md"], "[Premium Order](premium-order.md) - A large order.") {
+		t.Errorf("the hand-written rule is not in the index:\n%s", files["knowledge/index.md"])
+	}
+	if !strings.Contains(files["tables/orders.md"], "[Premium Order](/knowledge/premium-order.md): `amountusd`") || !strings.Contains(files["tables/orders.md"], "`giftnote`") ||
+		strings.Contains(files["tables/orders.md"], "`paidflag`") {
+		t.Errorf("tables/orders.md: linked to the rule, with giftnote, without paidflag:\n%s", files["tables/orders.md"])
+	}
+	if !strings.Contains(files["log.md"], "**Update**") || !strings.Contains(files["log.md"], "**Creation**") {
+		t.Errorf("the log does not record both compiles:\n%s", files["log.md"])
+	}
+	// Compiling the same sources again changes nothing, the log included.
+	if code, _, stderr := runOKF(t, "compile", src, "--out", out); code != 0 {
+		t.Fatalf("third compile: %s", stderr)
+	}
+	if again := tree(t, bundle); !maps.Equal(again, files) {
+		t.Error("a compile of unchanged sources changed the bundle")
+	}
+	b, err := okf.Load(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := okf.Validate(b, okf.Options{}); !r.Conformant() {
+		t.Errorf("the merged bundle is not conformant: %v", r.Findings)
 	}
 }
