@@ -90,7 +90,7 @@ func (w *writer) table(t *Table) {
 		sections = append(sections, section("Related knowledge", lines...))
 	}
 	p := w.tablePath(t)
-	w.files[p] = concept(front, sections)
+	w.files[p] = seal(concept(front, sections))
 	w.addEntry(p, front.Type, t.Name, desc)
 }
 
@@ -269,7 +269,7 @@ func (w *writer) rule(r *Rule) {
 		sections = append(sections, section("Used by", w.ruleList(ids)...))
 	}
 	p := w.rulePath(r.ID)
-	w.files[p] = concept(front, sections)
+	w.files[p] = seal(concept(front, sections))
 	w.addEntry(p, front.Type, r.Name, desc)
 }
 

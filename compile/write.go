@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -115,9 +116,14 @@ func merge(target string, b *Bundle, o WriteOptions) (files, gen map[string][]by
 	if err != nil {
 		return nil, nil, err
 	}
-	if !hasMarker {
+	ours := hasMarker
+	for _, data := range existing {
+		sealed, _ := Sealed(data)
+		ours = ours || sealed
+	}
+	if !ours {
 		if len(existing) > 0 && !o.Force {
-			return nil, nil, fmt.Errorf("refusing to replace %s: okf did not write it (it has no %s) and it holds %s; choose another --out, move it away, or pass --force to replace it",
+			return nil, nil, fmt.Errorf("refusing to replace %s: okf did not write it (it has no %s and no concept okf generated) and it holds %s; choose another --out, move it away, or pass --force to replace it",
 				target, Marker, list(slices.Sorted(maps.Keys(existing))))
 		}
 		return b.Files, b.Files, nil
@@ -132,26 +138,27 @@ func merge(target string, b *Bundle, o WriteOptions) (files, gen map[string][]by
 	changed := false
 	for _, p := range slices.Sorted(maps.Keys(existing)) {
 		data := existing[p]
-		was, generated := wrote[p]
 		next, still := b.Files[p]
-		switch {
-		case p == "log.md":
-			// Merged below: the log keeps its history.
-		case generated && was == hash(data):
+		if p == "log.md" {
+			continue // merged below: the log keeps its history
+		}
+		switch origin(p, data, wrote, hasMarker) {
+		case untouched:
 			// As okf wrote it: regenerated, or gone with its source.
 			changed = changed || !still || !bytes.Equal(next, data)
-		case generated:
+		case edited:
 			files[p] = data
 			switch {
 			case !still:
 				conflict(p, "edited by a person, and no longer generated from the sources: kept")
-			case hash(next) != was:
+			case sourcesChanged(p, data, next, wrote):
 				conflict(p, "edited by a person, and the sources now say otherwise: kept the person's version")
 			}
-		case still:
-			clashes = append(clashes, p)
-		default:
-			files[p] = data // a person's own file
+		case own:
+			if still {
+				clashes = append(clashes, p)
+			}
+			files[p] = data
 		}
 	}
 	for p := range b.Files {
@@ -169,13 +176,53 @@ func merge(target string, b *Bundle, o WriteOptions) (files, gen map[string][]by
 		} else {
 			files["log.md"] = old
 		}
-		if wrote["log.md"] == hash(old) {
+		if origin("log.md", old, wrote, hasMarker) == untouched {
 			gen["log.md"] = files["log.md"]
 		} else {
 			delete(gen, "log.md") // a person's log: theirs
 		}
 	}
 	return files, gen, nil
+}
+
+// Where a file of a bundle folder came from.
+const (
+	untouched = iota // okf wrote it, and it is as okf wrote it
+	edited           // okf wrote it, and a person changed it since
+	own              // a person wrote it
+)
+
+// origin tells where a file came from: by the folder's record when it has
+// one, else by the digest okf seals concepts with. Without the record (a
+// bundle back from a store or an export), indexes and the log of a folder
+// okf compiled are taken as okf's: they carry no frontmatter to seal.
+func origin(p string, data []byte, wrote map[string]string, hasMarker bool) int {
+	if was, ok := wrote[p]; ok {
+		if was == hash(data) {
+			return untouched
+		}
+		return edited
+	}
+	if sealed, intact := Sealed(data); sealed {
+		if intact {
+			return untouched
+		}
+		return edited
+	}
+	if !hasMarker && (p == "log.md" || path.Base(p) == "index.md") {
+		return untouched
+	}
+	return own
+}
+
+// sourcesChanged reports whether okf now generates a file other than the
+// one a person edited: by the record's hash when the folder has one, else
+// by the digests the two versions were sealed with.
+func sourcesChanged(p string, edited, next []byte, wrote map[string]string) bool {
+	if was, ok := wrote[p]; ok {
+		return was != hash(next)
+	}
+	return digestOf(edited) != digestOf(next)
 }
 
 // appendLog puts the new log's entry, as an update, on top of the old log:
@@ -213,8 +260,8 @@ func AddKept(db *Database, dir string) (int, error) {
 }
 
 func kept(dir string, firstID int) ([]*Rule, error) {
-	wrote, ok, err := readMarker(dir)
-	if err != nil || !ok {
+	wrote, _, err := readMarker(dir)
+	if err != nil {
 		return nil, err
 	}
 	entries, err := os.ReadDir(filepath.Join(dir, "knowledge"))
@@ -236,6 +283,9 @@ func kept(dir string, firstID int) ([]*Rule, error) {
 		raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
 		if err != nil {
 			return nil, err
+		}
+		if sealed, _ := Sealed(raw); sealed {
+			continue // okf wrote it
 		}
 		d := okf.Parse(p, raw)
 		title := d.Title()

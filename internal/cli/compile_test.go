@@ -443,3 +443,36 @@ func TestRecompileKeepsPeoplesWork(t *testing.T) {
 		t.Errorf("the merged bundle is not conformant: %v", r.Findings)
 	}
 }
+
+// TestRecompileAfterExportKeepsEdits: the digest okf seals concepts with
+// travels through a store and okf export, where the folder's record does
+// not; a recompile into the exported folder still keeps a person's edit.
+func TestRecompileAfterExportKeepsEdits(t *testing.T) {
+	out, data, exported := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "bundles")
+	if code, _, stderr := runOKF(t, "compile", shopDocs, "--out", out); code != 0 {
+		t.Fatalf("compile: %s", stderr)
+	}
+	if code, _, stderr := runOKF(t, "import", out, "--data", data); code != 0 {
+		t.Fatalf("import: %s", stderr)
+	}
+	if code, _, stderr := runOKF(t, "export", exported, "--data", data); code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(exported, "shop", ".okf-bundle")); !os.IsNotExist(err) {
+		t.Fatalf("the record came through the store: %v", err)
+	}
+	orders := filepath.Join(exported, "shop", "tables", "orders.md")
+	before, _ := os.ReadFile(orders)
+	edited := string(before) + "\nOrders before 2024 were migrated and lack shipinfo.\n"
+	os.WriteFile(orders, []byte(edited), 0o644)
+	code, _, stderr := runOKF(t, "compile", shopDocs, "--out", exported)
+	if code != 0 {
+		t.Fatalf("recompile into the export: exit %d: %s", code, stderr)
+	}
+	if got, _ := os.ReadFile(orders); string(got) != edited {
+		t.Errorf("the edit is lost:\n%s", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(exported, "shop", "tables", "customers.md")); !strings.Contains(string(got), "  digest: ") {
+		t.Error("the other concepts are not regenerated, sealed")
+	}
+}
