@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -31,6 +32,24 @@ type Serve struct {
 	// MaxRequestBytes bounds the body of any request; 0 takes the
 	// server's default.
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
+	// MaxSessionsPerToken and MaxSessions cap the MCP sessions open over
+	// streamable HTTP, per token and in all; SessionIdleTimeout ends a
+	// session no request has used for that long. 0 takes the server's
+	// default.
+	MaxSessionsPerToken int      `yaml:"max_sessions_per_token"`
+	MaxSessions         int      `yaml:"max_sessions"`
+	SessionIdleTimeout  Duration `yaml:"session_idle_timeout"`
+	// ReadTimeout bounds the reading of a request's headers, then of its
+	// whole body; ShutdownGrace is how long requests in flight may take to
+	// finish on SIGTERM. 0 takes the server's default.
+	ReadTimeout   Duration `yaml:"read_timeout"`
+	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// AllowedHosts are host names, besides loopback and the listen
+	// address's, that requests may name in Host and Origin;
+	// AllowedOrigins are further origins (scheme://host[:port]) browsers'
+	// requests may come from.
+	AllowedHosts   []string `yaml:"allowed_hosts"`
+	AllowedOrigins []string `yaml:"allowed_origins"`
 }
 
 // ServeToken is one bearer token of the serve section.
@@ -87,6 +106,10 @@ func (s *Serve) check(line int) error {
 		return fmt.Errorf("%d: serve.burst must not be negative", line)
 	case s.MaxRequestBytes < 0:
 		return fmt.Errorf("%d: serve.max_request_bytes must not be negative", line)
+	case s.MaxSessionsPerToken < 0:
+		return fmt.Errorf("%d: serve.max_sessions_per_token must not be negative", line)
+	case s.MaxSessions < 0:
+		return fmt.Errorf("%d: serve.max_sessions must not be negative", line)
 	case (s.TLSCert == "") != (s.TLSKey == ""):
 		return fmt.Errorf("%d: serve: give both tls_cert and tls_key, or neither", line)
 	}
@@ -102,12 +125,26 @@ func (s *Serve) check(line int) error {
 			return fmt.Errorf("%s (%s): token is missing", at, t.Name)
 		case !envRef.MatchString(t.Token):
 			return fmt.Errorf("%s (%s): token must name an environment variable, like ${OKF_TOKEN_%s}: okf.yaml is committed, tokens are secrets",
-				at, t.Name, strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(t.Name)))
+				at, t.Name, tokenVar(t.Name))
+		case envRef.ReplaceAllString(t.Token, "") != "":
+			// The text is not repeated: it may be the secret.
+			return fmt.Errorf("%s (%s): token holds %d characters of clear text besides its environment variables: give only ${OKF_TOKEN_%s}: okf.yaml is committed, tokens are secrets",
+				at, t.Name, len(envRef.ReplaceAllString(t.Token, "")), tokenVar(t.Name))
 		}
 		if err := store.ValidateTenant(t.Tenant); err != nil {
 			return fmt.Errorf("%s (%s): %w", at, t.Name, err)
 		}
 		names = append(names, t.Name)
+	}
+	for i, h := range s.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t") {
+			return fmt.Errorf("%d: serve.allowed_hosts[%d]: %q is not a host name", line, i, h)
+		}
+	}
+	for i, o := range s.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.TrimSuffix(u.Path, "/") != "" || u.RawQuery != "" {
+			return fmt.Errorf("%d: serve.allowed_origins[%d]: %q is not an origin like https://app.example.com:8443", line, i, o)
+		}
 	}
 	var tenants, dbs []string
 	for i, t := range s.Tenants {
@@ -129,14 +166,23 @@ func (s *Serve) check(line int) error {
 	return nil
 }
 
-// Secret returns the token's value, its ${VAR} references expanded.
+// tokenVar is the environment variable a token's error suggests.
+func tokenVar(name string) string {
+	return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
+}
+
+// Secret returns the token's value, its ${VAR} references expanded. Every
+// variable must hold part of it: an empty one is a mistake, or hides what
+// the value really is.
 func (t ServeToken) Secret(lookup func(string) (string, bool)) (string, error) {
 	v, err := Expand(t.Token, lookup)
 	if err != nil {
 		return "", fmt.Errorf("serve token %s: %w", t.Name, err)
 	}
-	if v == "" {
-		return "", fmt.Errorf("serve token %s: %s is empty", t.Name, t.Token)
+	for _, ref := range envRef.FindAllStringSubmatch(t.Token, -1) {
+		if part, _ := lookup(ref[1]); part == "" {
+			return "", fmt.Errorf("serve token %s: %s is empty", t.Name, ref[0])
+		}
 	}
 	return v, nil
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseServe(t *testing.T) {
@@ -14,6 +15,13 @@ serve:
   rate_limit: 20
   burst: 40
   max_request_bytes: 65536
+  max_sessions_per_token: 8
+  max_sessions: 100
+  session_idle_timeout: 2m
+  read_timeout: 5s
+  shutdown_grace: 1m
+  allowed_hosts: [okf.internal]
+  allowed_origins: ["https://app.example.com:8443"]
   tokens:
     - name: claude
       token: ${OKF_TOKEN_CLAUDE}
@@ -34,7 +42,11 @@ serve:
 	if s.Addr != "127.0.0.1:8080" || s.RateLimit != 20 || s.Burst != 40 || s.MaxRequestBytes != 65536 || len(s.Tokens) != 2 {
 		t.Fatalf("serve = %+v", s)
 	}
-	if tok := s.Tokens[1]; tok.Name != "pipeline" || !tok.Write || tok.Tenant != "acme" || tok.Line != 13 {
+	if s.MaxSessionsPerToken != 8 || s.MaxSessions != 100 || s.SessionIdleTimeout != Duration(2*time.Minute) || s.ReadTimeout != Duration(5*time.Second) ||
+		s.ShutdownGrace != Duration(time.Minute) || len(s.AllowedHosts) != 1 || s.AllowedOrigins[0] != "https://app.example.com:8443" {
+		t.Errorf("serve limits = %+v", s)
+	}
+	if tok := s.Tokens[1]; tok.Name != "pipeline" || !tok.Write || tok.Tenant != "acme" || tok.Line != 20 {
 		t.Errorf("tokens[1] = %+v", tok)
 	}
 	secret, err := s.Tokens[0].Secret(env(map[string]string{"OKF_TOKEN_CLAUDE": "s3cret"}))
@@ -46,6 +58,11 @@ serve:
 	}
 	if _, err := s.Tokens[1].Secret(env(map[string]string{"OKF_TOKEN_PIPELINE": ""})); err == nil || !strings.Contains(err.Error(), "is empty") {
 		t.Errorf("empty secret: %v", err)
+	}
+	// Each variable must hold part of the value, not only all of them.
+	two := ServeToken{Name: "two", Token: "${OKF_A}${OKF_B}"}
+	if _, err := two.Secret(env(map[string]string{"OKF_A": "okf_SECRETSECRETSECRETSECRET", "OKF_B": ""})); err == nil || !strings.Contains(err.Error(), "${OKF_B} is empty") {
+		t.Errorf("a token with an empty variable: %v", err)
 	}
 	owners, err := cfg.DatabaseTenants()
 	if err != nil || owners["shop"] != "acme" || owners["vault"] != DefaultTenant || len(owners) != 2 {
@@ -61,6 +78,16 @@ func TestParseServeErrors(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
 		{"literal token", "serve:\n  tokens:\n    - {name: ci-bot, token: abc, tenant: acme}\n",
 			"3: serve.tokens[0] (ci-bot): token must name an environment variable, like ${OKF_TOKEN_CI_BOT}"},
+		// A token in clear followed by a variable that expands to nothing
+		// still names a variable; the text around references is checked.
+		{"literal token before a variable", "serve:\n  tokens:\n    - {name: ci-bot, token: 'okf_SECRETSECRETSECRETSECRET${EMPTY}', tenant: acme}\n",
+			"3: serve.tokens[0] (ci-bot): token holds 28 characters of clear text besides its environment variables: give only ${OKF_TOKEN_CI_BOT}"},
+		{"literal token after a variable", "serve:\n  tokens:\n    - {name: a, token: '${EMPTY}okf_SECRET', tenant: acme}\n", "token holds 10 characters of clear text"},
+		{"negative sessions", "serve:\n  max_sessions: -1\n", "serve.max_sessions must not be negative"},
+		{"negative timeout", "serve:\n  read_timeout: -1s\n", `"-1s" is not a duration`},
+		{"bad origin", "serve:\n  allowed_origins: [app.example.com]\n", `serve.allowed_origins[0]: "app.example.com" is not an origin`},
+		{"origin with a path", "serve:\n  allowed_origins: ['https://app.example.com/x']\n", "is not an origin"},
+		{"bad host", "serve:\n  allowed_hosts: ['http://okf.internal']\n", `serve.allowed_hosts[0]: "http://okf.internal" is not a host name`},
 		{"no name", "serve:\n  tokens:\n    - {token: '${X}', tenant: acme}\n", "3: serve.tokens[0]: name is missing"},
 		{"no token", "serve:\n  tokens:\n    - {name: a, tenant: acme}\n", "serve.tokens[0] (a): token is missing"},
 		{"duplicate token", "serve:\n  tokens:\n    - {name: a, token: '${X}', tenant: acme}\n    - {name: a, token: '${Y}', tenant: acme}\n", `4: serve.tokens[1]: name "a" is used twice`},

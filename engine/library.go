@@ -81,10 +81,15 @@ type Library struct {
 }
 
 type tenantState struct {
-	compile sync.Mutex // one compile at a time; guards builder
+	compile sync.Mutex // one compile at a time; guards builder and good
 	builder *readmodel.Builder
 	view    atomic.Pointer[View]
+	// good holds, for a folder, the last bytes of each document that
+	// compiled without a diagnostic, by bundle and path.
+	good map[docKey][]byte
 }
+
+type docKey struct{ bundle, path string }
 
 // NewStoreLibrary serves every tenant of a store.
 func NewStoreLibrary(st store.Store) *Library {
@@ -119,14 +124,54 @@ func (l *Library) state(tenant string) *tenantState {
 }
 
 // Reload compiles a folder library's documents anew; the next read sees
-// them. Documents whose bytes did not change are not parsed again.
+// them. Documents whose bytes did not change are not parsed again. A
+// document that now compiles with a diagnostic (a file caught half
+// written, its frontmatter unclosed) is served as it last compiled
+// without one, if it ever did; its diagnostics are returned, saying so.
 func (l *Library) Reload(docs []readmodel.Doc) readmodel.Stats {
 	ts := l.state(l.folder)
 	ts.compile.Lock()
 	defer ts.compile.Unlock()
 	snap, st := ts.builder.Build(l.folder, docs)
+	flawed := flawedDocs(st)
+	var kept []readmodel.Diagnostic
+	for _, d := range st.Diagnostics {
+		if _, ok := ts.good[docKey{d.Bundle, d.Path}]; ok {
+			d.Message += " (still serving its last good version)"
+			kept = append(kept, d)
+		}
+	}
+	if len(kept) > 0 {
+		served := make([]readmodel.Doc, len(docs))
+		for i, d := range docs {
+			served[i] = d
+			if good, ok := ts.good[docKey{d.Bundle, d.Path}]; ok && flawed[docKey{d.Bundle, d.Path}] {
+				served[i].Content = good
+			}
+		}
+		docs = served
+		snap, st = ts.builder.Build(l.folder, docs)
+		flawed = flawedDocs(st)
+		st.Diagnostics = append(st.Diagnostics, kept...)
+	}
+	good := make(map[docKey][]byte, len(docs))
+	for _, d := range docs {
+		if k := (docKey{d.Bundle, d.Path}); !flawed[k] {
+			good[k] = d.Content
+		}
+	}
+	ts.good = good
 	ts.view.Store(newView(l.folder, snap, 0, st.Diagnostics))
 	return st
+}
+
+// flawedDocs are the documents a build has diagnostics for.
+func flawedDocs(st readmodel.Stats) map[docKey]bool {
+	flawed := map[docKey]bool{}
+	for _, d := range st.Diagnostics {
+		flawed[docKey{d.Bundle, d.Path}] = true
+	}
+	return flawed
 }
 
 // View returns a tenant's current view. In the store, it asks for the head

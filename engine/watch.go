@@ -34,7 +34,8 @@ const DefaultDebounce = 300 * time.Millisecond
 // times, picked by okf.WalkFolder's rules) until ctx ends.
 // Once a change has held still for the debounce time, it loads the
 // documents and reloads the folder library, so the next read sees them. A
-// failed load is reported and the previous view kept.
+// failed load is reported and the previous view kept; a document caught
+// half written keeps its last good version (see Reload).
 func (l *Library) Watch(ctx context.Context, dir string, o WatchOptions) error {
 	if l.st != nil {
 		return fmt.Errorf("watch %s: the library reads the store, not a folder", dir)

@@ -110,3 +110,53 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestWatchReloadKeepsLastGoodVersion: a reload that finds a document
+// with diagnostics (a save caught half written: the frontmatter not yet
+// closed) serves the last version that compiled cleanly, and says so; a
+// document that never compiled cleanly is served as it is, and the next
+// clean version replaces the kept one.
+func TestWatchReloadKeepsLastGoodVersion(t *testing.T) {
+	doc := func(path, content string) readmodel.Doc {
+		return readmodel.Doc{Bundle: "sales", Path: path, Content: []byte(content)}
+	}
+	good := doc("orders.md", "---\ntype: Table\ndescription: One row per order.\n---\nOrders.\n")
+	lib, st := NewFolderLibrary("acme", []readmodel.Doc{good})
+	if len(st.Diagnostics) != 0 {
+		t.Fatalf("diagnostics of the good version: %v", st.Diagnostics)
+	}
+	manifest := func() string {
+		v, err := lib.View(context.Background(), "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(v.Snap.Manifest)
+	}
+
+	half := doc("orders.md", "---\ntype: Table\ndescription: One row per ord")
+	fresh := doc("notes.md", "---\ntype: Note\ndescription: Not closed yet")
+	st = lib.Reload([]readmodel.Doc{half, fresh})
+	var msgs []string
+	for _, d := range st.Diagnostics {
+		msgs = append(msgs, d.String())
+	}
+	want := []string{
+		"sales/notes.md: no frontmatter, compiled as plain markdown",
+		"sales/orders.md: no frontmatter, compiled as plain markdown (still serving its last good version)",
+	}
+	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("diagnostics of the half-written reload:\n%s\nwant\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
+	if m := manifest(); !strings.Contains(m, "orders\tsales\ttable\t-\t-\tOne row per order.") || !strings.Contains(m, "notes\tsales\t") {
+		t.Errorf("manifest after the half-written reload:\n%s", m)
+	}
+
+	// Still half written at the next reload: the same good version.
+	if lib.Reload([]readmodel.Doc{half}); !strings.Contains(manifest(), "One row per order.") {
+		t.Errorf("manifest after a second half-written reload:\n%s", manifest())
+	}
+	st = lib.Reload([]readmodel.Doc{doc("orders.md", "---\ntype: Table\ndescription: One row per order line.\n---\nOrder lines.\n")})
+	if m := manifest(); len(st.Diagnostics) != 0 || !strings.Contains(m, "One row per order line.") || strings.Contains(m, "notes") {
+		t.Errorf("manifest after the finished save (%v):\n%s", st.Diagnostics, m)
+	}
+}

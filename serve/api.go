@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -62,8 +63,9 @@ func (s *Server) writeError(w http.ResponseWriter, err error) {
 			w.Header().Set("ETag", `"`+pe.Current+`"`)
 		}
 		writeJSON(w, http.StatusPreconditionFailed, map[string]any{"error": pe.Error(), "current": current})
-	case errors.As(err, &me):
-		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over %d bytes", me.Limit))
+	case errors.As(err, &me), isTimeout(err):
+		status, msg := s.bodyError(err)
+		writeJSONError(w, status, msg)
 	case engine.IsBadRequest(err), errors.Is(err, store.ErrInvalid):
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrNoTenant):
@@ -246,7 +248,7 @@ func (s *Server) apiSQL(w http.ResponseWriter, r *http.Request, tenant string) e
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
 		var me *http.MaxBytesError
-		if errors.As(err, &me) {
+		if errors.As(err, &me) || isTimeout(err) {
 			return err
 		}
 		return engine.BadRequest("the body must be JSON {\"database\": …, \"sql\": …}: %v", err)
@@ -316,7 +318,8 @@ func (s *Server) apiSource(w http.ResponseWriter, r *http.Request, tenant string
 
 // precondition reads the condition a write must meet: If-Match with the
 // document's current hash (its ETag), If-Match: * for any existing
-// document, or If-None-Match: * for one that must not exist yet. A write
+// document (store.Unconditional, which write and apiDelete hold to
+// "exists"), or If-None-Match: * for one that must not exist yet. A write
 // without one is refused with 428, so no editor overwrites a change it has
 // not seen.
 func (s *Server) precondition(r *http.Request, tenant, bundle, path string) (ifMatch string, err error) {
@@ -331,14 +334,7 @@ func (s *Server) precondition(r *http.Request, tenant, bundle, path string) (ifM
 	case im == "":
 		return "", &httpError{http.StatusPreconditionRequired, "send If-Match with the document's hash (its ETag from GET), If-Match: * to replace whatever is there, or If-None-Match: * to create it"}
 	case im == "*":
-		d, err := s.lib.Document(r.Context(), tenant, bundle, path)
-		if errors.Is(err, store.ErrNotFound) {
-			return "", &store.PreconditionError{Tenant: tenant, Bundle: bundle, Path: path, Expected: "*"}
-		}
-		if err != nil {
-			return "", err
-		}
-		return d.Hash, nil
+		return store.Unconditional, nil
 	}
 	hash := strings.Trim(im, `"`)
 	if b, err := hex.DecodeString(hash); err != nil || len(b) != 32 || strings.HasPrefix(im, "W/") {
@@ -369,7 +365,7 @@ func (s *Server) apiPut(w http.ResponseWriter, r *http.Request, tenant string) e
 	if err != nil {
 		return err
 	}
-	c, v, err := s.lib.Write(r.Context(), tenant, bundle, path, content, ifMatch)
+	c, v, err := s.write(r.Context(), tenant, bundle, path, content, ifMatch)
 	if err != nil {
 		return err
 	}
@@ -382,6 +378,37 @@ func (s *Server) apiPut(w http.ResponseWriter, r *http.Request, tenant string) e
 	writeJSON(w, status, map[string]any{"bundle": bundle, "path": path, "hash": hash, "commit": c.ID, "changed": c.Changed,
 		"digest": v.Snap.Digest, "diagnostics": diagnostics(v, bundle, path)})
 	return nil
+}
+
+// starAttempts bounds the tries of a write with If-Match: * while other
+// writers keep changing the document.
+const starAttempts = 64
+
+// write writes a document under its precondition. If-Match: * asks only
+// that the document exist, whatever its hash; the store checks a hash, so
+// the write is tried again against the current one while concurrent
+// writers change it, and fails only once the document is gone.
+func (s *Server) write(ctx context.Context, tenant, bundle, path string, content []byte, ifMatch string) (store.Commit, *engine.View, error) {
+	if ifMatch != store.Unconditional {
+		return s.lib.Write(ctx, tenant, bundle, path, content, ifMatch)
+	}
+	var last error
+	for range starAttempts {
+		d, err := s.lib.Document(ctx, tenant, bundle, path)
+		if errors.Is(err, store.ErrNotFound) {
+			return store.Commit{}, nil, &store.PreconditionError{Tenant: tenant, Bundle: bundle, Path: path, Expected: "*"}
+		}
+		if err != nil {
+			return store.Commit{}, nil, err
+		}
+		c, v, err := s.lib.Write(ctx, tenant, bundle, path, content, d.Hash)
+		var pe *store.PreconditionError
+		if !errors.As(err, &pe) || ctx.Err() != nil {
+			return c, v, err
+		}
+		last = err
+	}
+	return store.Commit{}, nil, last
 }
 
 // diagnostics are the compiler's notes on one document, when this process
@@ -402,6 +429,9 @@ func (s *Server) apiDelete(w http.ResponseWriter, r *http.Request, tenant string
 		return err
 	}
 	c, v, err := s.lib.Delete(r.Context(), tenant, bundle, path, ifMatch)
+	if ifMatch == store.Unconditional && errors.Is(err, store.ErrNotFound) {
+		err = &store.PreconditionError{Tenant: tenant, Bundle: bundle, Path: path, Expected: "*"}
+	}
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,12 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/okf-tools/okf/engine"
@@ -209,6 +212,73 @@ func TestAPIWrites(t *testing.T) {
 	out, _ = call(t, f.mcpSession(t, tokAcmeRead), "get", map[string]any{"ids": []string{"knowledge/churn"}})
 	if out != "@@ missing knowledge/churn\n" {
 		t.Errorf("get after the delete = %q", out)
+	}
+}
+
+// TestIfMatchStarUnderConcurrentWriters: If-Match: * means "the document
+// exists", whatever its hash while other writers change it: every one of
+// many concurrent replacements succeeds. On a missing document it is 412.
+func TestIfMatchStarUnderConcurrentWriters(t *testing.T) {
+	f := newFixture(t, fixtureOptions{rate: 1000, burst: 1000})
+	const writers, writes = 8, 6
+	doc := "/v1/acme/source/sales/knowledge/active-customer.md"
+	var wg sync.WaitGroup
+	statuses := make(chan string, writers*writes)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range writes {
+				content := fmt.Sprintf("---\ntype: Business Rule\ndescription: Version %d of writer %d.\n---\n", i, w)
+				req, _ := http.NewRequest("PUT", f.http.URL+doc, strings.NewReader(content))
+				req.Header.Set("Authorization", "Bearer "+tokAcmeWrite)
+				req.Header.Set("If-Match", "*")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					statuses <- err.Error()
+					continue
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				statuses <- fmt.Sprintf("%d %s", resp.StatusCode, body)
+			}
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	for st := range statuses {
+		if !strings.HasPrefix(st, "200 ") {
+			t.Errorf("a replacement with If-Match: * answered %s", st)
+		}
+	}
+	missing := "/v1/acme/source/sales/knowledge/never-written.md"
+	resp, body := f.request(t, "PUT", missing, tokAcmeWrite, strings.NewReader("x"), map[string]string{"If-Match": "*"})
+	wantStatus(t, resp, body, http.StatusPreconditionFailed)
+	mustContain(t, "412 body", body, `"current":null`)
+	resp, body = f.request(t, "GET", missing, tokAcmeRead, nil, nil)
+	wantStatus(t, resp, body, http.StatusNotFound)
+}
+
+// TestAPIErrorsAreJSON: unknown routes and wrong methods are answered in
+// the API's JSON error shape, like every other error.
+func TestAPIErrorsAreJSON(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		allow, msg   string
+	}{
+		{"GET", "/v1/acme/nope", http.StatusNotFound, "", "no route /v1/acme/nope"},
+		{"GET", "/nowhere", http.StatusNotFound, "", "the API is under /v1/{tenant}/"},
+		{"POST", "/v1/acme/manifest", http.StatusMethodNotAllowed, "GET, HEAD", "POST /v1/acme/manifest: this route takes GET, HEAD"},
+		{"GET", "/v1/acme/sql", http.StatusMethodNotAllowed, "POST", "this route takes POST"},
+		{"PATCH", "/v1/acme/source/sales/tables/orders.md", http.StatusMethodNotAllowed, "GET, PUT, DELETE, HEAD", "this route takes GET, PUT, DELETE, HEAD"},
+	} {
+		resp, body := f.request(t, tc.method, tc.path, tokAcmeRead, nil, nil)
+		wantStatus(t, resp, body, tc.status)
+		var e map[string]string
+		decode(t, body, &e)
+		if resp.Header.Get("Content-Type") != "application/json" || len(e) != 1 || !strings.Contains(e["error"], tc.msg) || resp.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s: %s %q, Allow %q", tc.method, tc.path, resp.Header.Get("Content-Type"), body, resp.Header.Get("Allow"))
+		}
 	}
 }
 

@@ -12,7 +12,9 @@
 //
 // Over HTTP, a bearer token grants one tenant, read-only or read and write;
 // a tenant never sees another's concepts, search results or databases.
-// Each token is rate limited, request bodies are bounded, and Listen
-// refuses an address beyond loopback without TLS. Over stdio the process
+// Each token is rate limited (every message of a batch counted), request
+// bodies are bounded in size and in time, MCP sessions are capped per
+// token and in all, Host and Origin are checked, and Listen refuses an
+// address beyond loopback without TLS. Over stdio the process
 // serves the one tenant it was started for, like any local command.
 package serve

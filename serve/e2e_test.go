@@ -283,7 +283,9 @@ func TestNodeClient(t *testing.T) {
 }
 
 // TestServeWatch runs okf serve --watch and edits the folder: the next
-// search over the API sees the change, and writes are refused.
+// search over the API sees the change, and writes are refused. The tokens
+// file also grants another tenant, which the folder is not: okf serve
+// warns and serves the folder's tenant.
 func TestServeWatch(t *testing.T) {
 	okf := okfBinary(t)
 	dir := t.TempDir()
@@ -293,8 +295,20 @@ func TestServeWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	other, err := MintToken(tokens, "globex-reader", "globex", false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := startServe(t, okf, "--watch", dir, "--tenant", "acme", "--tokens", tokens, "--debounce", "50ms",
 		"--config", filepath.Join(dir, "none.yaml"))
+	mustContain(t, "okf serve's log", srv.log(), "warn: tenant globex is not served ("+dir+" is served as tenant acme, --tenant): ignoring its tokens globex-reader")
+	globex, _ := http.NewRequest("GET", "http://"+srv.addr+"/v1/globex/manifest", nil)
+	globex.Header.Set("Authorization", "Bearer "+other)
+	if resp, err := http.DefaultClient.Do(globex); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("another tenant's token on a folder: %v %v, want 401", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	search := func() string {
 		req, _ := http.NewRequest("GET", "http://"+srv.addr+"/v1/acme/search?q=refund", nil)
 		req.Header.Set("Authorization", "Bearer "+token)

@@ -130,6 +130,8 @@ type fixtureOptions struct {
 	burst    int
 	maxBytes int64
 	extraDBs []engine.Database
+	// options, if set, changes the server's options before it is made.
+	options func(*Options)
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -160,12 +162,16 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		}
 		grants = append(grants, gr)
 	}
-	var err error
-	f.srv, err = New(Options{
+	opts := Options{
 		Library: engine.NewStoreLibrary(st), Databases: dbs, Grants: grants,
 		RateLimit: o.rate, Burst: o.burst, MaxRequestBytes: o.maxBytes,
 		Now: func() time.Time { return testNow }, Version: "test",
-	})
+	}
+	if o.options != nil {
+		o.options(&opts)
+	}
+	var err error
+	f.srv, err = New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,8 +55,9 @@ type ListenOptions struct {
 	Ready func(net.Addr)
 }
 
-// ListenAndServe serves the handler until ctx ends, then shuts down,
-// giving open requests a few seconds to finish.
+// ListenAndServe serves the handler until ctx ends, then shuts down: it
+// stops accepting connections, ends MCP event streams, and gives the
+// requests in flight ShutdownGrace to finish with their responses.
 func (s *Server) ListenAndServe(ctx context.Context, o ListenOptions) error {
 	tls := o.TLSCert != "" || o.TLSKey != ""
 	if tls && (o.TLSCert == "" || o.TLSKey == "") {
@@ -69,13 +70,21 @@ func (s *Server) ListenAndServe(ctx context.Context, o ListenOptions) error {
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
 	}
+	host, _, _ := net.SplitHostPort(o.Addr)
+	stopping, stop := context.WithCancel(context.Background())
+	defer stop()
 	srv := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: s.handler(stopping, host),
+		// Headers, then the whole body, must arrive within the read
+		// timeout. Once a body is read, net/http lifts the deadline, so
+		// a long answer or an event stream is not cut.
+		ReadHeaderTimeout: s.opts.ReadTimeout,
+		ReadTimeout:       s.opts.ReadTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.New(s.opts.Log, "okf serve: ", 0),
 	}
+	srv.RegisterOnShutdown(stop)
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
 	}
@@ -92,10 +101,12 @@ func (s *Server) ListenAndServe(ctx context.Context, o ListenOptions) error {
 		return fmt.Errorf("serving: %w", err)
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	fmt.Fprintf(s.opts.Log, "okf serve: shutting down: no new requests; those in flight have %v to finish\n", s.opts.ShutdownGrace)
+	shutdown, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil {
-		srv.Close() // MCP event streams stay open until closed
+		fmt.Fprintf(s.opts.Log, "okf serve: requests still in flight after %v were cut\n", s.opts.ShutdownGrace)
+		srv.Close()
 	}
 	return nil
 }

@@ -145,13 +145,14 @@ func TestRequestLimits(t *testing.T) {
 	resp, body = f.request(t, "GET", "/v1/acme/snapshot", tokAcmeRead, nil, nil)
 	wantStatus(t, resp, body, http.StatusOK)
 
-	// Over stdio, a message longer than the limit ends the session.
+	// Over stdio, a message longer than the limit is answered with an
+	// error and skipped; the session goes on to the end of the input.
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + big + `"}}` + "\n")
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := f.srv.ServeStdio(ctx, "acme", in, &out); err == nil {
-		t.Errorf("stdio took an oversized message; answered %q", out.String())
+	if err := f.srv.ServeStdio(ctx, "acme", in, &out); err != nil || !strings.Contains(out.String(), `"code":-32600`) || !strings.Contains(out.String(), "it was skipped") {
+		t.Errorf("stdio with an oversized message: %v; answered %q", err, out.String())
 	}
 }
 

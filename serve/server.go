@@ -1,12 +1,14 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,9 +32,28 @@ type Options struct {
 	// Burst how many at once; 0 takes DefaultRateLimit and DefaultBurst.
 	RateLimit float64
 	Burst     int
-	// MaxRequestBytes bounds every request body; 0 takes
-	// DefaultMaxRequestBytes.
+	// MaxRequestBytes bounds every request body, and every line over
+	// stdio; 0 takes DefaultMaxRequestBytes.
 	MaxRequestBytes int64
+	// MaxSessionsPerGrant and MaxSessions cap the MCP sessions open over
+	// streamable HTTP, per token and in all; SessionIdleTimeout closes a
+	// session no request has used for that long. 0 takes the defaults.
+	MaxSessionsPerGrant int
+	MaxSessions         int
+	SessionIdleTimeout  time.Duration
+	// ReadTimeout bounds the reading of a request, its headers and then
+	// its whole body; 0 takes DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// ShutdownGrace is how long requests in flight may take to finish once
+	// shutdown begins; 0 takes DefaultShutdownGrace.
+	ShutdownGrace time.Duration
+	// AllowedHosts are host names, besides loopback and the host listened
+	// on, that a request may name in Host (checked when listening on
+	// loopback) and in Origin.
+	AllowedHosts []string
+	// AllowedOrigins are further origins (scheme://host[:port]) a
+	// browser's request may come from.
+	AllowedOrigins []string
 	// Now is the clock stale statuses are read against; nil is time.Now.
 	Now func() time.Time
 	// Version is reported to MCP clients.
@@ -44,9 +65,14 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultRateLimit       = 50
-	DefaultBurst           = 100
-	DefaultMaxRequestBytes = 1 << 20
+	DefaultRateLimit           = 50
+	DefaultBurst               = 100
+	DefaultMaxRequestBytes     = 1 << 20
+	DefaultMaxSessionsPerGrant = 64
+	DefaultMaxSessions         = 4096
+	DefaultSessionIdleTimeout  = 5 * time.Minute
+	DefaultReadTimeout         = 10 * time.Second
+	DefaultShutdownGrace       = 30 * time.Second
 )
 
 // Server serves tenants' knowledge and databases over MCP and the JSON
@@ -56,7 +82,9 @@ type Server struct {
 	lib  *engine.Library
 	dbs  *engine.Databases
 
-	byHash map[[sha256.Size]byte]*grantState
+	byHash   map[[sha256.Size]byte]*grantState
+	sessions *sessionTable
+	origins  map[string]bool // AllowedOrigins, normalized
 
 	mu   sync.Mutex
 	mcps map[string]*tenantMCP
@@ -88,13 +116,22 @@ func New(o Options) (*Server, error) {
 	if o.MaxRequestBytes <= 0 {
 		o.MaxRequestBytes = DefaultMaxRequestBytes
 	}
+	o.MaxSessionsPerGrant = cmp.Or(max(o.MaxSessionsPerGrant, 0), DefaultMaxSessionsPerGrant)
+	o.MaxSessions = cmp.Or(max(o.MaxSessions, 0), DefaultMaxSessions)
+	o.SessionIdleTimeout = cmp.Or(max(o.SessionIdleTimeout, 0), DefaultSessionIdleTimeout)
+	o.ReadTimeout = cmp.Or(max(o.ReadTimeout, 0), DefaultReadTimeout)
+	o.ShutdownGrace = cmp.Or(max(o.ShutdownGrace, 0), DefaultShutdownGrace)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	s := &Server{opts: o, lib: o.Library, dbs: o.Databases, byHash: map[[sha256.Size]byte]*grantState{}, mcps: map[string]*tenantMCP{}}
+	s := &Server{opts: o, lib: o.Library, dbs: o.Databases, byHash: map[[sha256.Size]byte]*grantState{}, mcps: map[string]*tenantMCP{},
+		sessions: newSessionTable(o.MaxSessionsPerGrant, o.MaxSessions), origins: map[string]bool{}}
+	for _, origin := range o.AllowedOrigins {
+		s.origins[normalOrigin(origin)] = true
+	}
 	names := map[string]bool{}
 	for _, g := range o.Grants {
 		if names[g.Name] {
@@ -141,22 +178,6 @@ func (s *Server) MCPServer(ctx context.Context, tenant string) (*mcp.Server, eng
 	return srv, strat, nil
 }
 
-// ServeStdio serves one tenant over MCP on a process's standard input and
-// output (newline-delimited JSON-RPC) until the client hangs up or ctx
-// ends. A message longer than MaxRequestBytes ends the session.
-func (s *Server) ServeStdio(ctx context.Context, tenant string, in io.Reader, out io.Writer) error {
-	srv, _, err := s.MCPServer(ctx, tenant)
-	if err != nil {
-		return err
-	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}, MaxLineLength: int(s.opts.MaxRequestBytes)}
-	return srv.Run(ctx, t)
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
 type grantKey struct{}
 
 func grantFrom(ctx context.Context) *grantState {
@@ -167,19 +188,52 @@ func grantFrom(ctx context.Context) *grantState {
 // Handler returns the HTTP handler: MCP over streamable HTTP at /mcp, the
 // JSON API under /v1/{tenant}/, and /healthz, the only route that needs no
 // token.
-func (s *Server) Handler() http.Handler {
+func (s *Server) Handler() http.Handler { return s.handler(context.Background(), "") }
+
+// route is one route of the JSON API.
+type route struct {
+	method, path string
+	write        bool
+	h            func(w http.ResponseWriter, r *http.Request, tenant string) error
+}
+
+// handler is Handler for a server listening on listenHost (a name it
+// answers to besides the allowed hosts); MCP event streams end when
+// stopping does.
+func (s *Server) handler(stopping context.Context, listenHost string) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/{tenant}/manifest", s.api(false, s.apiManifest))
-	mux.HandleFunc("GET /v1/{tenant}/snapshot", s.api(false, s.apiSnapshot))
-	mux.HandleFunc("GET /v1/{tenant}/search", s.api(false, s.apiSearch))
-	mux.HandleFunc("GET /v1/{tenant}/get", s.api(false, s.apiGet))
-	mux.HandleFunc("GET /v1/{tenant}/context", s.api(false, s.apiContext))
-	mux.HandleFunc("GET /v1/{tenant}/databases", s.api(false, s.apiDatabases))
-	mux.HandleFunc("POST /v1/{tenant}/sql", s.api(false, s.apiSQL))
-	mux.HandleFunc("GET /v1/{tenant}/source", s.api(false, s.apiSources))
-	mux.HandleFunc("GET /v1/{tenant}/source/{bundle}/{path...}", s.api(false, s.apiSource))
-	mux.HandleFunc("PUT /v1/{tenant}/source/{bundle}/{path...}", s.api(true, s.apiPut))
-	mux.HandleFunc("DELETE /v1/{tenant}/source/{bundle}/{path...}", s.api(true, s.apiDelete))
+	routes := []route{
+		{"GET", "/v1/{tenant}/manifest", false, s.apiManifest},
+		{"GET", "/v1/{tenant}/snapshot", false, s.apiSnapshot},
+		{"GET", "/v1/{tenant}/search", false, s.apiSearch},
+		{"GET", "/v1/{tenant}/get", false, s.apiGet},
+		{"GET", "/v1/{tenant}/context", false, s.apiContext},
+		{"GET", "/v1/{tenant}/databases", false, s.apiDatabases},
+		{"POST", "/v1/{tenant}/sql", false, s.apiSQL},
+		{"GET", "/v1/{tenant}/source", false, s.apiSources},
+		{"GET", "/v1/{tenant}/source/{bundle}/{path...}", false, s.apiSource},
+		{"PUT", "/v1/{tenant}/source/{bundle}/{path...}", true, s.apiPut},
+		{"DELETE", "/v1/{tenant}/source/{bundle}/{path...}", true, s.apiDelete},
+	}
+	allowed := map[string][]string{}
+	for _, rt := range routes {
+		mux.HandleFunc(rt.method+" "+rt.path, s.api(rt.write, rt.h))
+		allowed[rt.path] = append(allowed[rt.path], rt.method)
+	}
+	// The mux's own 404 and 405 answers are plain text; the API answers
+	// every error in its JSON shape.
+	for path, methods := range allowed {
+		if slices.Contains(methods, "GET") {
+			methods = append(methods, "HEAD")
+		}
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", strings.Join(methods, ", "))
+			writeJSONError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: this route takes %s", r.Method, r.URL.Path, strings.Join(methods, ", ")))
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("no route %s: the API is under /v1/{tenant}/, MCP at /mcp", r.URL.Path))
+	})
 
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		g := grantFrom(r.Context())
@@ -189,18 +243,29 @@ func (s *Server) Handler() http.Handler {
 			return nil
 		}
 		return srv
-	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.opts.MaxRequestBytes, SessionTimeout: 30 * time.Minute})
+	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.opts.MaxRequestBytes, SessionTimeout: s.opts.SessionIdleTimeout,
+		// checkHost below does the same, with the allowed hosts.
+		DisableLocalhostProtection: true})
 	// The SDK binds each MCP session to the token that opened it.
 	verify := func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		return &auth.TokenInfo{UserID: grantFrom(r.Context()).Name}, nil
 	}
-	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(mcpHandler))
+	mux.Handle("/mcp", s.mcpGate(stopping, auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(mcpHandler)))
 
 	guarded := s.guard(mux)
+	own := newHostNames(s.opts.AllowedHosts, listenHost)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			io.WriteString(w, "ok\n")
+			return
+		}
+		if err := checkHost(r, own); err != nil {
+			refuse(w, r, http.StatusMisdirectedRequest, err.Error())
+			return
+		}
+		if err := checkOrigin(r, own, s.origins); err != nil {
+			refuse(w, r, http.StatusForbidden, err.Error())
 			return
 		}
 		guarded.ServeHTTP(w, r)
@@ -214,21 +279,31 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		g, msg := s.authenticate(r)
 		if g == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="okf"`)
-			writeJSONError(w, http.StatusUnauthorized, msg)
+			refuse(w, r, http.StatusUnauthorized, msg)
 			return
 		}
 		if !g.limiter.Allow() {
 			w.Header().Set("Retry-After", "1")
-			writeJSONError(w, http.StatusTooManyRequests, fmt.Sprintf("token %s is over its rate limit of %g requests a second", g.Name, s.opts.RateLimit))
+			refuse(w, r, http.StatusTooManyRequests, fmt.Sprintf("token %s is over its rate limit of %g requests a second", g.Name, s.opts.RateLimit))
 			return
 		}
 		if r.ContentLength > s.opts.MaxRequestBytes {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is %d bytes, at most %d", r.ContentLength, s.opts.MaxRequestBytes))
+			refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is %d bytes, at most %d", r.ContentLength, s.opts.MaxRequestBytes))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), grantKey{}, g)))
 	})
+}
+
+// refuse answers a request the server will not serve: in JSON-RPC's error
+// shape at /mcp, where MCP clients read it, in the API's elsewhere.
+func refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if r.URL.Path == "/mcp" {
+		writeRPCError(w, status, &rpcError{code: codeRefused, msg: msg})
+		return
+	}
+	writeJSONError(w, status, msg)
 }
 
 func (s *Server) authenticate(r *http.Request) (*grantState, string) {

@@ -27,6 +27,7 @@ func (s *Server) newMCPServer(ctx context.Context, tenant string) (*mcp.Server, 
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "okf", Version: s.opts.Version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}})
+	srv.AddReceivingMiddleware(s.sessions.recordSessions)
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	for _, tool := range tools {
 		name := tool.Name

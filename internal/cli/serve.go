@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -151,9 +153,16 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 	}
 	r.dbs = engine.NewDatabases(list, audit, e.stderr)
 	closers = append(closers, func() { r.dbs.Close() })
+	if f.src.dir != "" {
+		gs = folderGrants(e.stderr, gs, f.src.store.tenant, f.src.dir)
+	}
+	sc := cfg.Serve
 	r.srv, err = serve.New(serve.Options{
 		Library: r.lib, Databases: r.dbs, Grants: gs,
-		RateLimit: cfg.Serve.RateLimit, Burst: cfg.Serve.Burst, MaxRequestBytes: cfg.Serve.MaxRequestBytes,
+		RateLimit: sc.RateLimit, Burst: sc.Burst, MaxRequestBytes: sc.MaxRequestBytes,
+		MaxSessionsPerGrant: sc.MaxSessionsPerToken, MaxSessions: sc.MaxSessions, SessionIdleTimeout: time.Duration(sc.SessionIdleTimeout),
+		ReadTimeout: time.Duration(sc.ReadTimeout), ShutdownGrace: time.Duration(sc.ShutdownGrace),
+		AllowedHosts: sc.AllowedHosts, AllowedOrigins: sc.AllowedOrigins,
 		Now: func() time.Time {
 			if f.src.today != "" {
 				return now
@@ -166,6 +175,26 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		return fail(err)
 	}
 	return r, nil
+}
+
+// folderGrants keeps the grants of the one tenant a folder is served as;
+// a tokens file shared with a store names other tenants too, which are
+// not an error here, only not served.
+func folderGrants(w io.Writer, gs []serve.Grant, tenant, dir string) []serve.Grant {
+	var keep []serve.Grant
+	others := map[string][]string{}
+	for _, g := range gs {
+		if g.Tenant == tenant {
+			keep = append(keep, g)
+		} else {
+			others[g.Tenant] = append(others[g.Tenant], g.Name)
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(others)) {
+		fmt.Fprintf(w, "warn: tenant %s is not served (%s is served as tenant %s, --tenant): ignoring its tokens %s\n",
+			t, dir, tenant, strings.Join(others[t], ", "))
+	}
+	return keep
 }
 
 // describe measures a tenant's MCP server and says so on stderr: its

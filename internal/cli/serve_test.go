@@ -194,8 +194,9 @@ func TestMCPStdioHugeQueries(t *testing.T) {
 	}
 	for _, s := range sqlshapes.Shapes {
 		for _, size := range []int{sqlguard.MaxSQLBytesLimit - 64, 1_000_000} {
-			// A frame over okf mcp's 1 MiB line limit ends the session (issue
-			// 14), so the text is cut until its JSON fits in a million bytes.
+			// A frame over okf mcp's 1 MiB line limit is refused with a
+			// JSON-RPC error, so the text is cut until its JSON fits in a
+			// million bytes.
 			sql := s.Text(size)
 			for quoted, _ := json.Marshal(sql); len(quoted) > 1_000_000; quoted, _ = json.Marshal(sql) {
 				size -= size / 10

@@ -1,0 +1,119 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// mcpPost posts a JSON-RPC payload to /mcp, in a session unless session
+// is "".
+func (f *fixture) mcpPost(t *testing.T, token, session, body string) (*http.Response, string) {
+	t.Helper()
+	h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	if session != "" {
+		h["Mcp-Session-Id"] = session
+		h["Mcp-Protocol-Version"] = "2025-03-26"
+	}
+	return f.request(t, "POST", "/mcp", token, strings.NewReader(body), h)
+}
+
+// openSession initializes an MCP session with a token and returns its id.
+func (f *fixture) openSession(t *testing.T, token string) string {
+	t.Helper()
+	resp, body := f.mcpPost(t, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	wantStatus(t, resp, body, http.StatusOK)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		t.Fatal("initialize opened no session")
+	}
+	return id
+}
+
+// rpcErrorOf reads the JSON-RPC error of an answer's body.
+func rpcErrorOf(t *testing.T, body string) (code int, msg string) {
+	t.Helper()
+	var m rpcReply
+	if err := json.Unmarshal([]byte(body), &m); err != nil || m.Error == nil {
+		t.Fatalf("not a JSON-RPC error: %s", body)
+	}
+	return m.Error.Code, m.Error.Message
+}
+
+// TestMCPHTTPMalformed posts malformed JSON-RPC to /mcp, with and without
+// a session: each gets a 4xx with a JSON-RPC error, and the session and
+// the server go on serving.
+func TestMCPHTTPMalformed(t *testing.T) {
+	f := newFixture(t, fixtureOptions{rate: 1000, burst: 1000})
+	session := f.openSession(t, tokAcmeRead)
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	batch := func(n int) string {
+		msgs := make([]string, n)
+		for i := range msgs {
+			msgs[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)
+		}
+		return "[" + strings.Join(msgs, ",") + "]"
+	}
+	for _, tc := range []struct {
+		name, body string
+		code       int
+		msg        string
+	}{
+		{"not JSON", `{not json`, codeParseError, "not valid JSON"},
+		{"empty", ``, codeParseError, "not valid JSON"},
+		{"a number", `42`, codeInvalidRequest, "must be a JSON object"},
+		{"an empty batch", `[]`, codeInvalidRequest, "the batch is empty"},
+		{"a batch over the cap", batch(MaxBatch + 1), codeInvalidRequest, "the batch holds 33 messages, at most 32"},
+		{"a bad message in a batch", `[` + ping + `,{"id":3,"method":"ping"}]`, codeInvalidRequest, `batch message 2: invalid request: "jsonrpc" must be "2.0"`},
+		{"an id twice in a batch", `[` + ping + `,` + ping + `]`, codeInvalidRequest, "id 2 is used twice"},
+		{"no jsonrpc", `{"id":7,"method":"ping"}`, codeInvalidRequest, `"jsonrpc" must be "2.0"`},
+		{"an object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, codeInvalidRequest, "must be a string or a whole number"},
+	} {
+		for _, in := range []string{"", session} {
+			resp, body := f.mcpPost(t, tokAcmeRead, in, tc.body)
+			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("%s (session %q): %d %s %s", tc.name, in, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+				continue
+			}
+			if code, msg := rpcErrorOf(t, body); code != tc.code || !strings.Contains(msg, tc.msg) {
+				t.Errorf("%s: error %d %q, want %d saying %q", tc.name, code, msg, tc.code, tc.msg)
+			}
+		}
+		resp, body := f.mcpPost(t, tokAcmeRead, session, ping)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"result":{}`) {
+			t.Fatalf("after %s, a ping in the session: %d %s", tc.name, resp.StatusCode, body)
+		}
+	}
+	cs := f.mcpSession(t, tokAcmeRead)
+	if out, _ := call(t, cs, "search", map[string]any{"query": "orders"}); !strings.Contains(out, "tables/orders") {
+		t.Errorf("a new session after the malformed posts: %s", out)
+	}
+}
+
+// TestMCPBatchCountsEachMessage: every message of a JSON-RPC batch counts
+// against the token's rate limit, not the batch as one request.
+func TestMCPBatchCountsEachMessage(t *testing.T) {
+	// 10 requests at once, then (nearly) none: the test spends the burst.
+	f := newFixture(t, fixtureOptions{rate: 0.001, burst: 10})
+	session := f.openSession(t, tokAcmeRead) // 1 of 10
+	five := `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`
+	resp, body := f.mcpPost(t, tokAcmeRead, session, five) // 6 of 10
+	wantStatus(t, resp, body, http.StatusOK)
+	if n := strings.Count(body, `"result":{}`); n != 5 {
+		t.Errorf("a batch of 5 pings got %d results: %s", n, body)
+	}
+	resp, body = f.mcpPost(t, tokAcmeRead, session, five) // 7, and 4 more refused
+	wantStatus(t, resp, body, http.StatusTooManyRequests)
+	if code, msg := rpcErrorOf(t, body); code != codeRefused || !strings.Contains(msg, "each message of a batch counts") || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("an over-limit batch: %d %q, Retry-After %q", code, msg, resp.Header.Get("Retry-After"))
+	}
+	// The refused batch spent one request, not five: 3 more are left.
+	for range 3 {
+		resp, body := f.mcpPost(t, tokAcmeRead, session, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+		wantStatus(t, resp, body, http.StatusOK)
+	}
+	resp, body = f.mcpPost(t, tokAcmeRead, session, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	wantStatus(t, resp, body, http.StatusTooManyRequests)
+}

@@ -1,0 +1,138 @@
+package serve
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// openStream opens a session's event stream (GET /mcp), which keeps the
+// session busy until the returned function closes it.
+func (f *fixture) openStream(t *testing.T, token, session string) func() {
+	t.Helper()
+	req, err := http.NewRequest("GET", f.http.URL+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("event stream of %s: %s", session, resp.Status)
+	}
+	return func() {
+		resp.Body.Close()
+		// The stream ends when the server notices the closed connection.
+		f.eventually(t, "the stream of "+session+" ends", func(t *sessionTable) bool {
+			s := t.live[session]
+			return s == nil || s.busy == 0
+		})
+	}
+}
+
+// eventually waits until cond holds of the server's session table; the
+// deadline only keeps a broken server from hanging the test.
+func (f *fixture) eventually(t *testing.T, what string, cond func(*sessionTable) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		f.srv.sessions.mu.Lock()
+		ok := cond(f.srv.sessions)
+		f.srv.sessions.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited in vain until %s", what)
+		}
+	}
+}
+
+// alive reports whether a session still answers.
+func (f *fixture) alive(t *testing.T, token, session string) bool {
+	t.Helper()
+	resp, body := f.mcpPost(t, token, session, `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return true
+	case http.StatusNotFound:
+		return false
+	}
+	t.Fatalf("ping in session %s: %d %s", session, resp.StatusCode, body)
+	return false
+}
+
+// TestSessionCaps: with at most 2 sessions a token and 3 in all, a new
+// session takes the place of the least recently used idle one, of its
+// token and then of anyone's; when every session it could replace is
+// busy (an event stream open), it is refused: 429 at the token's cap, 503
+// at the server's, each with a JSON-RPC error saying so.
+func TestSessionCaps(t *testing.T) {
+	f := newFixture(t, fixtureOptions{rate: 1000, burst: 1000, options: func(o *Options) {
+		o.MaxSessionsPerGrant, o.MaxSessions = 2, 3
+	}})
+	// A clock that ticks at every reading (always under the table's lock)
+	// orders the sessions' uses strictly.
+	tick := testNow
+	f.srv.sessions.now = func() time.Time {
+		tick = tick.Add(time.Second)
+		return tick
+	}
+	a1 := f.openSession(t, tokAcmeRead)
+	a2 := f.openSession(t, tokAcmeRead)
+	if !f.alive(t, tokAcmeRead, a1) { // a1 is now used more recently than a2
+		t.Fatal("a1 is gone before the cap was reached")
+	}
+	a3 := f.openSession(t, tokAcmeRead)
+	if f.alive(t, tokAcmeRead, a2) || !f.alive(t, tokAcmeRead, a1) || !f.alive(t, tokAcmeRead, a3) {
+		t.Fatal("the third session of a token did not replace its least recently used one")
+	}
+
+	closeA1, closeA3 := f.openStream(t, tokAcmeRead, a1), f.openStream(t, tokAcmeRead, a3)
+	resp, body := f.mcpPost(t, tokAcmeRead, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	wantStatus(t, resp, body, http.StatusTooManyRequests)
+	if code, msg := rpcErrorOf(t, body); code != codeRefused || !strings.Contains(msg, "token acme-reader has 2 MCP sessions open, the most it may, and none is idle") {
+		t.Errorf("over the token's cap: %d %q", code, msg)
+	}
+
+	// The server's cap: acme's two are busy, globex's first is idle.
+	g1 := f.openSession(t, tokGlobexRead)
+	g2 := f.openSession(t, tokGlobexRead)
+	if f.alive(t, tokGlobexRead, g1) || !f.alive(t, tokGlobexRead, g2) {
+		t.Fatal("a session over the server's cap did not replace the least recently used idle one")
+	}
+	closeG2 := f.openStream(t, tokGlobexRead, g2)
+	resp, body = f.mcpPost(t, tokGlobexRead, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	wantStatus(t, resp, body, http.StatusServiceUnavailable)
+	if code, msg := rpcErrorOf(t, body); code != codeRefused || !strings.Contains(msg, "the server has 3 MCP sessions open, the most it may") {
+		t.Errorf("over the server's cap: %d %q", code, msg)
+	}
+
+	// Once a stream ends, its session is idle and may be replaced.
+	closeA3()
+	a4 := f.openSession(t, tokAcmeRead)
+	if f.alive(t, tokAcmeRead, a3) || !f.alive(t, tokAcmeRead, a4) || !f.alive(t, tokAcmeRead, a1) {
+		t.Error("a session idle again was not the one replaced")
+	}
+	closeA1()
+	closeG2()
+
+	// A client that ends its session gives its room back at once.
+	req, _ := http.NewRequest("DELETE", f.http.URL+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer "+tokAcmeRead)
+	req.Header.Set("Mcp-Session-Id", a4)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %v %v", resp, err)
+	}
+	f.eventually(t, "the ended session is forgotten", func(t *sessionTable) bool { return t.live[a4] == nil })
+	f.srv.sessions.mu.Lock()
+	defer f.srv.sessions.mu.Unlock()
+	if f.srv.sessions.count != 2 || f.srv.sessions.byGrant["acme-reader"] != 1 || f.srv.sessions.byGrant["globex-reader"] != 1 {
+		t.Errorf("after the DELETE: %d sessions, by token %v", f.srv.sessions.count, f.srv.sessions.byGrant)
+	}
+}
