@@ -10,6 +10,7 @@ import (
 
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/compile/compiletest"
 	"github.com/okf-tools/okf/compile/livesqlbench"
 	"github.com/okf-tools/okf/internal/shareddata"
 )
@@ -31,33 +32,13 @@ func compileDir(t *testing.T, dir string, opt compile.Options) *compile.Bundle {
 	return b
 }
 
-// validateStrictly writes a bundle and checks it has no errors and no
-// warnings, as `okf validate --strict` would.
-func validateStrictly(t *testing.T, b *compile.Bundle) {
-	t.Helper()
-	out := t.TempDir()
-	if err := compile.Write(out, compile.WriteOptions{}, b); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := okf.Load(filepath.Join(out, b.Name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := okf.Validate(loaded, okf.Options{Now: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)})
-	for _, f := range rep.Findings {
-		if f.Severity != okf.Info {
-			t.Errorf("%s: %s", b.Name, f)
-		}
-	}
-}
-
 func TestEveryDatabaseCompilesToAStrictlyValidBundle(t *testing.T) {
 	for _, dir := range shareddata.LiveSQLBenchDatabases(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			validateStrictly(t, compileDir(t, dir, testOptions))
+			compiletest.ValidateStrictly(t, compileDir(t, dir, testOptions))
 			at := testOptions
 			at.GeneratedAt = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-			validateStrictly(t, compileDir(t, dir, at))
+			compiletest.ValidateStrictly(t, compileDir(t, dir, at))
 		})
 	}
 }

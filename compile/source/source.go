@@ -1,7 +1,7 @@
 // Package source finds the databases a folder documents, in every form
-// okf compiles (LiveSQLBench files, BIRD description CSVs), and reads a
-// live catalog with documentation layered on top: what okf compile reads
-// before it builds bundles.
+// okf compiles (LiveSQLBench files, BIRD description CSVs, dbt projects),
+// and reads a live catalog with documentation layered on top: what okf
+// compile reads before it builds bundles.
 package source
 
 import (
@@ -14,6 +14,7 @@ import (
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/bird"
 	"github.com/okf-tools/okf/compile/catalog"
+	"github.com/okf-tools/okf/compile/dbt"
 	"github.com/okf-tools/okf/compile/livesqlbench"
 	"github.com/okf-tools/okf/internal/dsn"
 )
@@ -52,7 +53,7 @@ func Read(ctx context.Context, dir string) ([]*compile.Database, error) {
 		}
 	}
 	if len(dbs) == 0 {
-		return nil, fmt.Errorf("%s: no database found (want <db>/<db>_schema.txt, or <db>/<db>.sqlite with database_description/), in it or in its folders", dir)
+		return nil, fmt.Errorf("%s: no database found (want <db>/<db>_schema.txt, <db>/<db>.sqlite with database_description/, or a dbt project's dbt_project.yml), in it or in its folders", dir)
 	}
 	return dbs, nil
 }
@@ -60,6 +61,9 @@ func Read(ctx context.Context, dir string) ([]*compile.Database, error) {
 // readOne reads dir if it is a database folder of a known kind.
 func readOne(ctx context.Context, dir string) (*compile.Database, bool, error) {
 	switch {
+	case dbt.IsProject(dir):
+		db, err := dbt.Read(dir)
+		return db, true, err
 	case livesqlbench.IsDatabase(dir):
 		db, err := livesqlbench.Read(dir)
 		return db, true, err
@@ -89,13 +93,16 @@ func ReadCatalog(ctx context.Context, from, schema, dir string) (*compile.Databa
 	if err != nil || dir == "" {
 		return db, err
 	}
+	if dbt.IsProject(dir) {
+		return db, dbt.Apply(db, dir)
+	}
 	if descriptions := filepath.Join(dir, bird.DescriptionDir); isDir(descriptions) {
 		return db, bird.ApplyDescriptions(db, descriptions)
 	}
 	found, err := livesqlbench.ApplyDocs(db, dir)
 	if err == nil && !found {
-		err = fmt.Errorf("%s: no documentation to layer on the catalog (want %s/ or <db>%s / <db>%s named after the folder)",
-			dir, bird.DescriptionDir, livesqlbench.MeaningsSuffix, livesqlbench.RulesSuffix)
+		err = fmt.Errorf("%s: no documentation to layer on the catalog (want %s, %s/, or <db>%s / <db>%s named after the folder)",
+			dir, dbt.ProjectFile, bird.DescriptionDir, livesqlbench.MeaningsSuffix, livesqlbench.RulesSuffix)
 	}
 	return db, err
 }
