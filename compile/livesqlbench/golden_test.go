@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/compile/compiletest"
 	"github.com/okf-tools/okf/internal/golden"
 )
 
@@ -32,7 +33,7 @@ func TestGoldenShop(t *testing.T) {
 		SourceBase:  "https://example.com/shop-docs",
 	}
 	b := compileDir(t, filepath.Join("testdata", "shop"), opt)
-	validateStrictly(t, b)
+	compiletest.ValidateStrictly(t, b)
 	got := map[string][]byte{}
 	for p, data := range b.Files {
 		got[filepath.Join("bundle", filepath.FromSlash(p))] = data
