@@ -105,6 +105,11 @@ var Rules = []Rule{
 	{"link-broken", Warning, "§6.1", "a link points at a file that does not exist (tolerated)"},
 	{"link-outside-bundle", Warning, "§6.1", "a link climbs above the bundle root"},
 	{"orphan", Warning, "§8", "no document links to a concept, not even an index"},
+	{"query-sql-missing", Warning, "okf", "a query concept has no `# SQL` section with one fenced `sql` block"},
+	{"query-parameters-invalid", Warning, "okf", "a query concept's `parameters` entry is malformed, or declared twice"},
+	{"query-placeholder-undeclared", Warning, "okf", "a query's SQL uses a `:name` no parameter declares"},
+	{"query-parameter-unused", Warning, "okf", "a query declares a parameter its SQL never uses"},
+	{"query-sql-invalid", Warning, "okf", "a query's SQL does not parse, or the SQL guard refuses it"},
 	{"rule-column-unknown", Warning, "okf", "a rule's `# Columns used` names a column its table's `# Schema` lacks"},
 
 	{"stale", Info, "§5.5", "a concept is past its `stale_after`"},

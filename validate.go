@@ -203,6 +203,10 @@ func (v *validator) concept(d *Document) {
 			v.add("citations-legacy", d, s.Line, "legacy v0.1 `# Citations` section; list sources in frontmatter `sources` instead")
 		}
 	}
+	if IsQuery(d) {
+		_, findings := ParseQuery(d)
+		v.rep.Findings = append(v.rep.Findings, findings...)
+	}
 	if strings.EqualFold(d.Type(), "Attested Computation") {
 		v.computation(d)
 	}

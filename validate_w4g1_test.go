@@ -1,7 +1,6 @@
 package okf_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/compile"
-	"github.com/okf-tools/okf/compile/source"
+	"github.com/okf-tools/okf/compile/compiletest"
 	"github.com/okf-tools/okf/internal/shareddata"
 )
 
@@ -110,21 +109,11 @@ func parityBundles(t *testing.T) map[string]string {
 		bundles[p] = filepath.Join(data, p)
 	}
 	out := t.TempDir()
-	for _, docs := range []string{"livesqlbench/base-lite", "bird/superhero"} {
-		dbs, err := source.Read(context.Background(), filepath.Join(data, docs))
-		if err != nil {
+	for _, b := range compiletest.Shared(t, "livesqlbench/base-lite", "bird/superhero") {
+		if err := compile.Write(out, compile.WriteOptions{}, b); err != nil {
 			t.Fatal(err)
 		}
-		for _, db := range dbs {
-			b, err := compile.Build(db, compile.Options{Generator: "okf/test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := compile.Write(out, compile.WriteOptions{}, b); err != nil {
-				t.Fatal(err)
-			}
-			bundles["compiled/"+b.Name] = filepath.Join(out, b.Name)
-		}
+		bundles["compiled/"+b.Name] = filepath.Join(out, b.Name)
 	}
 	return bundles
 }

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,8 +8,8 @@ import (
 	"time"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/compile/compiletest"
 	"github.com/okf-tools/okf/compile/livesqlbench"
-	"github.com/okf-tools/okf/compile/source"
 	"github.com/okf-tools/okf/internal/shareddata"
 	"github.com/okf-tools/okf/internal/tokens"
 	"github.com/okf-tools/okf/search"
@@ -44,18 +43,8 @@ func compileLiveSQLBench(t *testing.T) (bundles, raw string) {
 // ones.
 func compileBIRD(t *testing.T, bundles string) {
 	t.Helper()
-	dbs, err := source.Read(context.Background(), shareddata.Dir(t, "bird"))
-	if err != nil {
+	if err := compile.Write(bundles, compile.WriteOptions{}, compiletest.Shared(t, "bird")...); err != nil {
 		t.Fatal(err)
-	}
-	for _, db := range dbs {
-		b, err := compile.Build(db, compile.Options{Generator: "okf/test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := compile.Write(bundles, compile.WriteOptions{}, b); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

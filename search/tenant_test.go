@@ -2,7 +2,6 @@ package search
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,8 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/okf-tools/okf/compile"
-	"github.com/okf-tools/okf/compile/source"
+	"github.com/okf-tools/okf/compile/compiletest"
 	"github.com/okf-tools/okf/internal/shareddata"
 	"github.com/okf-tools/okf/internal/tokens"
 	"github.com/okf-tools/okf/readmodel"
@@ -20,7 +18,6 @@ import (
 var (
 	sharedOnce sync.Once
 	sharedDocs map[string][]readmodel.Doc // bundle → its documents
-	sharedErr  error
 )
 
 // sharedBundles compiles every database of ../shared/data that okf compile
@@ -28,29 +25,19 @@ var (
 // documents, a bundle each, once per test binary.
 func sharedBundles(tb testing.TB) map[string][]readmodel.Doc {
 	tb.Helper()
-	dirs := []string{shareddata.Dir(tb, "livesqlbench", "base-lite"), shareddata.Dir(tb, "bird")}
+	// Skip, or fail under OKF_REQUIRE_SHARED, before the once.
+	shareddata.Dir(tb, "livesqlbench", "base-lite")
+	shareddata.Dir(tb, "bird")
 	sharedOnce.Do(func() {
 		sharedDocs = map[string][]readmodel.Doc{}
-		for _, dir := range dirs {
-			dbs, err := source.Read(context.Background(), dir)
-			if err != nil {
-				sharedErr = err
-				return
-			}
-			for _, db := range dbs {
-				b, err := compile.Build(db, compile.Options{Generator: "okf/test"})
-				if err != nil {
-					sharedErr = err
-					return
-				}
-				for _, p := range b.Paths() {
-					sharedDocs[b.Name] = append(sharedDocs[b.Name], readmodel.Doc{Bundle: b.Name, Path: p, Content: b.Files[p]})
-				}
+		for _, b := range compiletest.Shared(tb, "livesqlbench/base-lite", "bird") {
+			for _, p := range b.Paths() {
+				sharedDocs[b.Name] = append(sharedDocs[b.Name], readmodel.Doc{Bundle: b.Name, Path: p, Content: b.Files[p]})
 			}
 		}
 	})
-	if sharedErr != nil {
-		tb.Fatal(sharedErr)
+	if len(sharedDocs) == 0 {
+		tb.Fatal("no shared bundles")
 	}
 	return sharedDocs
 }

@@ -21,8 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/okf-tools/okf/compile"
-	"github.com/okf-tools/okf/compile/source"
+	"github.com/okf-tools/okf/compile/compiletest"
 	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/internal/pgtest"
@@ -106,18 +105,8 @@ func TestContextLoad(t *testing.T) {
 func sharedTenant(tb testing.TB) (map[string]map[string][]byte, []eval.Question) {
 	tb.Helper()
 	bundles := map[string]map[string][]byte{}
-	for _, rel := range [][]string{{"livesqlbench", "base-lite"}, {"bird"}} {
-		dbs, err := source.Read(context.Background(), shareddata.Dir(tb, rel...))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, db := range dbs {
-			b, err := compile.Build(db, compile.Options{Generator: "okf/test"})
-			if err != nil {
-				tb.Fatal(err)
-			}
-			bundles[b.Name] = b.Files
-		}
+	for _, b := range compiletest.Shared(tb, "livesqlbench/base-lite", "bird") {
+		bundles[b.Name] = b.Files
 	}
 	qs, err := eval.LoadQuestions(shareddata.Dir(tb, "livesqlbench", "questions", "lite_7db_train.jsonl"), shareddata.Dir(tb, "livesqlbench", "questions", "lite_3db_train.jsonl"))
 	if err != nil {

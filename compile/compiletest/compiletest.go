@@ -2,12 +2,16 @@
 package compiletest
 
 import (
+	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/compile/source"
+	"github.com/okf-tools/okf/internal/shareddata"
 )
 
 // Now is the instant the sources' tests validate against.
@@ -30,4 +34,27 @@ func ValidateStrictly(t testing.TB, b *compile.Bundle) {
 			t.Errorf("%s: %s", b.Name, f)
 		}
 	}
+}
+
+// Shared compiles every database that okf compile reads in the given
+// folders of ../shared/data (such as "livesqlbench/base-lite" and "bird"),
+// a bundle each, in folder order; a missing folder skips the test loudly,
+// as internal/shareddata does.
+func Shared(tb testing.TB, folders ...string) []*compile.Bundle {
+	tb.Helper()
+	var out []*compile.Bundle
+	for _, f := range folders {
+		dbs, err := source.Read(context.Background(), shareddata.Dir(tb, strings.Split(f, "/")...))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, db := range dbs {
+			b, err := compile.Build(db, compile.Options{Generator: "okf/test"})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			out = append(out, b)
+		}
+	}
+	return out
 }

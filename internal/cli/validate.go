@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf"
+	"github.com/okf-tools/okf/queries"
 	"github.com/okf-tools/okf/readmodel"
 )
 
@@ -56,7 +57,7 @@ allowed) or no bundle, 2 bad usage or not a directory.`,
 			if len(args) != 1 {
 				return usageError("validate takes one bundle directory, got %d arguments", len(args))
 			}
-			opt := okf.Options{Checks: []func(*okf.Bundle) []okf.Finding{readmodel.CheckRuleColumns}}
+			opt := okf.Options{Checks: []func(*okf.Bundle) []okf.Finding{readmodel.CheckRuleColumns, queries.CheckSQL}}
 			if today != "" {
 				t, err := time.Parse("2006-01-02", today)
 				if err != nil {

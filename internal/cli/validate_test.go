@@ -278,3 +278,18 @@ func TestValidateFolderWithoutBundles(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateChecksQuerySQL: okf validate passes a query concept's SQL,
+// placeholders bound, through the SQL guard's validator.
+func TestValidateChecksQuerySQL(t *testing.T) {
+	dir := writeBundle(t, map[string]string{
+		"shop/purge.md": "---\ntype: SQL Query\ntitle: Purge\ndescription: Not a read.\ntags: [shop]\ngenerated:\n  by: human:ana\nparameters:\n  - {name: region, type: text}\n---\n# SQL\n\n```sql\nDELETE FROM orders WHERE region = :region\n```\n",
+	})
+	code, out, _ := run(t, "validate", filepath.Join(dir, "shop"))
+	if code != 0 || !strings.Contains(out, "purge.md:14: okf the SQL guard refuses this query: refused by the validator: DELETE is not allowed") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	if code, _, _ := run(t, "validate", filepath.Join(dir, "shop"), "--strict"); code == 0 {
+		t.Error("--strict passed a refused query")
+	}
+}
