@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestSessionFigures (OKF_SESSION_FIGURES=1; docs/serve.md): okf serve
@@ -74,6 +77,20 @@ func TestSessionFigures(t *testing.T) {
 		wg.Wait()
 		t.Logf("%s: %d sessions opened and abandoned (%d refused): RSS %d MiB, peak %d MiB", run.name, sessions,
 			failed.Load(), currentRSS(t, srv.cmd.Process.Pid)>>20, peakRSS(t, srv.cmd.Process.Pid)>>20)
+	}
+	// A silent client: headers promising a body, then nothing, on /mcp and
+	// the JSON API, against the default read timeout.
+	for _, path := range []string{"/mcp", "/v1/acme/sql"} {
+		conn, err := net.Dial("tcp", srv.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n", path, srv.addr, tokens[0])
+		conn.SetReadDeadline(time.Now().Add(5 * time.Minute))
+		status, _ := bufio.NewReader(conn).ReadString('\n')
+		t.Logf("silent client on %s: answered %q after %.1f s", path, strings.TrimSpace(status), time.Since(start).Seconds())
+		conn.Close()
 	}
 }
 
