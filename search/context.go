@@ -494,67 +494,22 @@ func (ix *Index) position0(c *readmodel.Concept) int {
 	return i
 }
 
-// namedRules returns the rules whose title the question spells out, in
-// full or by the abbreviation in its brackets ("Resource Utilization Ratio
-// (RUR)"), longest title first. A question that names a rule needs it
-// however little else of the rule's text it shares. Plurals match singulars
-// ("active customers" names "Active Customer").
+// namedRules returns the rules of a bundle that the question names: their
+// title's words in order, or their abbreviation as the title writes it
+// (see Index.naming), in snapshot order.
 func (ix *Index) namedRules(question, bundle string) []int {
-	ix.titleOnce.Do(func() {
-		ix.titleWords = make([][2][]string, len(ix.snap.Concepts))
-		for i := range ix.snap.Concepts {
-			c := &ix.snap.Concepts[i]
-			if c.IsTable() {
-				continue
-			}
-			name, abbr, _ := strings.Cut(c.Title, "(")
-			ix.titleWords[i] = [2][]string{nameWords(name), nameWords(abbr)}
-		}
-	})
-	q := map[string]bool{}
-	for _, t := range Tokens(question) {
-		q[singular(t)] = true
+	sp, ok := ix.span(bundle)
+	if !ok {
+		return nil
 	}
-	type named struct{ i, words int }
-	var out []named
-	for i, forms := range ix.titleWords {
-		if bundle != "" && ix.snap.Concepts[i].Bundle != bundle {
-			continue
-		}
-		for _, words := range forms {
-			if len(words) > 0 && allIn(words, q) {
-				out = append(out, named{i, len(words)})
-				break
-			}
-		}
-	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].words > out[b].words })
-	idx := make([]int, len(out))
-	for k, n := range out {
-		idx[k] = n.i
-	}
-	return idx
-}
-
-// nameWords returns the words of a title that name something: singular,
-// without framing words.
-func nameWords(title string) []string {
-	var out []string
-	for _, t := range Tokens(title) {
-		if !questionWords[t] {
-			out = append(out, singular(t))
+	_, named := ix.naming(question, sp.lo, sp.hi)
+	out := make([]int, 0, len(named))
+	for _, d := range named {
+		if !ix.snap.Concepts[d].IsTable() {
+			out = append(out, int(d))
 		}
 	}
 	return out
-}
-
-func allIn(words []string, set map[string]bool) bool {
-	for _, w := range words {
-		if !set[w] {
-			return false
-		}
-	}
-	return true
 }
 
 // singular drops a plural "s" for comparing words: "customers" and

@@ -73,9 +73,6 @@ type Index struct {
 	fkOnce sync.Once
 	joins  *joinGraph // the foreign keys between tables, resolved on first use
 
-	titleOnce  sync.Once
-	titleWords [][2][]string // each rule's title words, full and abbreviated, read on first use
-
 	packs packData // what context packs read, built on first use
 }
 
