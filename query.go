@@ -76,9 +76,9 @@ func ParseQuery(d *Document) (*Query, []Finding) {
 		add("query-sql-missing", d.Frontmatter.Line, "a query concept needs a `# SQL` section holding one fenced `sql` block")
 		return q, out
 	case len(blocks) > 1:
-		add("query-sql-missing", blocks[1].line, "the `# SQL` section holds %d fenced blocks; give exactly one", len(blocks))
+		add("query-sql-missing", blocks[1].Line, "the `# SQL` section holds %d fenced blocks; give exactly one", len(blocks))
 	}
-	q.SQL, q.SQLLine = blocks[0].text, blocks[0].line
+	q.SQL, q.SQLLine = blocks[0].Text, blocks[0].Line
 	used := Placeholders(q.SQL)
 	for _, name := range used {
 		if !slices.ContainsFunc(q.Params, func(p QueryParam) bool { return p.Name == name }) {
@@ -176,19 +176,19 @@ func (p QueryParam) Value(s string) (any, error) {
 	return s, nil
 }
 
-type sqlBlock struct {
-	text string
-	line int
+// FencedBlock is a fenced code block of a markdown text: its info string
+// (lower case), its text, and the line of its first text line, counted
+// from 0 in the text read.
+type FencedBlock struct {
+	Info, Text string
+	Line       int
 }
 
-// fencedSQL returns the fenced sql blocks of a document's SQL section.
-func fencedSQL(d *Document) []sqlBlock {
-	sec, ok := d.Section("sql")
-	if !ok {
-		return nil
-	}
-	var blocks []sqlBlock
-	lines := strings.Split(string(d.Raw[sec.Start:sec.End]), "\n")
+// FencedBlocks returns the fenced code blocks of a markdown text, ``` or
+// ~~~, in order; a block left open runs to the end.
+func FencedBlocks(text string) []FencedBlock {
+	var blocks []FencedBlock
+	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
 		fence := strings.TrimSpace(lines[i])
 		if !strings.HasPrefix(fence, "```") && !strings.HasPrefix(fence, "~~~") {
@@ -198,11 +198,26 @@ func fencedSQL(d *Document) []sqlBlock {
 		start := i + 1
 		for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), marker); i++ {
 		}
-		if info == "sql" || strings.HasPrefix(info, "sql ") {
-			blocks = append(blocks, sqlBlock{strings.Join(lines[start:min(i, len(lines))], "\n"), sec.Line + start})
-		}
+		blocks = append(blocks, FencedBlock{Info: info, Text: strings.Join(lines[start:min(i, len(lines))], "\n"), Line: start})
 	}
 	return blocks
+}
+
+// fencedSQL returns the fenced sql blocks of a document's SQL section,
+// each with its file line.
+func fencedSQL(d *Document) []FencedBlock {
+	sec, ok := d.Section("sql")
+	if !ok {
+		return nil
+	}
+	var out []FencedBlock
+	for _, b := range FencedBlocks(string(d.Raw[sec.Start:sec.End])) {
+		if b.Info == "sql" || strings.HasPrefix(b.Info, "sql ") {
+			b.Line += sec.Line
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // Placeholders returns the :name placeholders of a SQL text, each once, in
@@ -235,12 +250,32 @@ func RewritePlaceholders(sql string, mark func(name string, n int) string) (stri
 	return b.String(), names
 }
 
-// eachPlaceholder calls f with the byte range and name of each :name
-// placeholder of a SQL text, skipping casts, literals, quoted names,
-// dollar-quoted strings and comments.
-func eachPlaceholder(sql string, f func(start, end int, name string)) {
-	for i := 0; i < len(sql); i++ {
-		switch c := sql[i]; {
+// SQLToken is a kind of token ScanSQL reports.
+type SQLToken int
+
+// The tokens ScanSQL reports. The rest of a text (keywords, names,
+// operators, space) is not reported.
+const (
+	SQLString      SQLToken = iota // '…', quotes included
+	SQLQuotedName                  // "…"
+	SQLComment                     // -- to the line's end, or /* … */
+	SQLDollar                      // $tag$…$tag$
+	SQLPlaceholder                 // :name
+	SQLNumber                      // 42, 3.5
+)
+
+// ScanSQL calls f with the kind and byte range of each string, quoted
+// name, comment, dollar-quoted string, :name placeholder and number of a
+// SQL text, in order. Casts (::type), $1 parameters and the digits of
+// names are none of them; a string, name or comment left open runs to the
+// end.
+func ScanSQL(sql string, f func(kind SQLToken, start, end int)) {
+	word := func(c byte) bool {
+		return c == '_' || 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || c >= 0x80
+	}
+	for i := 0; i < len(sql); {
+		start, c := i, sql[i]
+		switch {
 		case c == '\'' || c == '"':
 			for i++; i < len(sql); i++ {
 				if sql[i] == c {
@@ -251,45 +286,70 @@ func eachPlaceholder(sql string, f func(start, end int, name string)) {
 					break
 				}
 			}
-		case c == '-' && strings.HasPrefix(sql[i:], "--"):
+			i = min(i+1, len(sql))
+			kind := SQLString
+			if c == '"' {
+				kind = SQLQuotedName
+			}
+			f(kind, start, i)
+		case strings.HasPrefix(sql[i:], "--"):
 			for i < len(sql) && sql[i] != '\n' {
 				i++
 			}
-		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
-				return
+			f(SQLComment, start, i)
+		case strings.HasPrefix(sql[i:], "/*"):
+			if end := strings.Index(sql[i+2:], "*/"); end >= 0 {
+				i += end + 4
+			} else {
+				i = len(sql)
 			}
-			i += end + 3
-		case c == '$':
+			f(SQLComment, start, i)
+		case c == '$' && dollarTag(sql[i:]) != "":
 			tag := dollarTag(sql[i:])
-			if tag == "" {
-				continue
+			if end := strings.Index(sql[i+len(tag):], tag); end >= 0 {
+				i += 2*len(tag) + end
+			} else {
+				i = len(sql)
 			}
-			end := strings.Index(sql[i+len(tag):], tag)
-			if end < 0 {
-				return
+			f(SQLDollar, start, i)
+		case c == ':' && strings.HasPrefix(sql[i:], "::"):
+			i += 2
+		case c == ':' && i+1 < len(sql) && (sql[i+1] == '_' || 'a' <= sql[i+1]|0x20 && sql[i+1]|0x20 <= 'z'):
+			for i++; i < len(sql) && word(sql[i]) && sql[i] < 0x80; i++ {
 			}
-			i += len(tag) + end + len(tag) - 1
-		case c == ':':
-			if i+1 < len(sql) && sql[i+1] == ':' {
-				i++ // a cast
-				continue
+			f(SQLPlaceholder, start, i)
+		case '0' <= c && c <= '9':
+			for i < len(sql) && ('0' <= sql[i] && sql[i] <= '9' || sql[i] == '.') {
+				i++
 			}
-			j := i + 1
-			for j < len(sql) && (sql[j] == '_' || 'a' <= sql[j]|0x20 && sql[j]|0x20 <= 'z' || j > i+1 && '0' <= sql[j] && sql[j] <= '9') {
-				j++
+			if i < len(sql) && word(sql[i]) {
+				continue // a name that starts with digits, or 1e5: not a plain number
 			}
-			if j > i+1 {
-				f(i, j, sql[i+1:j])
+			for sql[i-1] == '.' {
+				i--
 			}
-			i = j - 1
+			f(SQLNumber, start, i)
+		case word(c) || c == '$':
+			for i++; i < len(sql) && word(sql[i]); i++ {
+			}
+		default:
+			i++
 		}
 	}
 }
 
-// dollarTag returns the $tag$ that opens a dollar-quoted string at the
-// start of s, or "".
+// eachPlaceholder calls f with the byte range and name of each :name
+// placeholder of a SQL text.
+func eachPlaceholder(sql string, f func(start, end int, name string)) {
+	ScanSQL(sql, func(kind SQLToken, start, end int) {
+		if kind == SQLPlaceholder {
+			f(start, end, sql[start+1:end])
+		}
+	})
+}
+
+// dollarTag returns the $tag$ that opens a PostgreSQL dollar-quoted string
+// at the start of s, or "".
 func dollarTag(s string) string {
 	for j := 1; j < len(s); j++ {
 		switch c := s[j]; {

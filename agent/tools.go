@@ -49,12 +49,13 @@ type toolset struct {
 }
 
 // strategyTools are the engine tools each strategy offers; the engine and
-// context strategies offer all of them, as an MCP client sees them.
+// context strategies (nil) offer all of them, verified queries included,
+// as an MCP client sees them.
 var strategyTools = map[Strategy][]string{
 	Raw:     {engine.ToolRunSQL},
 	Browse:  {engine.ToolRunSQL},
-	Engine:  engine.ToolNames,
-	Context: engine.ToolNames,
+	Engine:  nil,
+	Context: nil,
 }
 
 // newToolset builds the tools of a strategy; every strategy has run_sql
@@ -80,7 +81,7 @@ func newToolset(ctx context.Context, cfg *Config) (*toolset, error) {
 		return nil, err
 	}
 	for _, d := range defs {
-		if slices.Contains(names, d.Name) {
+		if names == nil || slices.Contains(names, d.Name) {
 			t.tools = append(t.tools, llm.Tool{Name: d.Name, Description: d.Description, Parameters: engine.SchemaJSON(d.InputSchema)})
 		}
 	}

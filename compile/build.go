@@ -80,6 +80,7 @@ func Build(db *Database, opt Options) (*Bundle, error) {
 	for _, r := range db.Rules {
 		w.rule(r)
 	}
+	w.queries()
 	w.indexes()
 	gaps.emptyNotNil()
 	return &Bundle{Name: db.Name, Files: w.files, Gaps: gaps, Tables: len(db.Tables), Rules: len(db.Rules)}, nil

@@ -34,6 +34,18 @@ type Database struct {
 	// Unmatched lists descriptions for tables or columns the database
 	// lacks, as "table.column" (or "table"), for the gap report.
 	Unmatched []string
+	// Queries are query concepts (type SQL Query) the sources hold as OKF
+	// files, written into the bundle's queries/ as they are.
+	Queries []QueryFile
+}
+
+// QueryFile is one query concept of the sources, or of the bundle folder.
+type QueryFile struct {
+	Name string // the file name, e.g. late-deliveries.md
+	Raw  []byte
+	// Kept marks a query concept a person (or okf runs promote) wrote in
+	// the bundle folder: listed in the index, its file left as it is.
+	Kept bool
 }
 
 // Source is one input of a database, cited in frontmatter `sources`.

@@ -322,15 +322,16 @@ func (w *writer) columnsUsed(r *Rule) []string {
 	return lines
 }
 
-// folderBlurbs describe the two folders in the root index.
+// folderBlurbs describe the folders in the root index.
 var folderBlurbs = map[string]string{
+	QueriesDir:  "verified queries for frequent questions, with their parameters.",
 	"tables":    "tables, with column meanings, keys, JSON fields, joins and the rules that use them.",
 	"knowledge": "business rules: calculations, definitions and value illustrations, with the columns they use.",
 }
 
 func (w *writer) indexes() {
 	var dirs []string
-	for _, dir := range []string{"tables", "knowledge"} {
+	for _, dir := range []string{"tables", "knowledge", QueriesDir} {
 		if w.entries[dir] != nil {
 			dirs = append(dirs, dir)
 		}

@@ -248,15 +248,26 @@ func appendLog(old, fresh []byte) []byte {
 // person added directly in knowledge/ of its bundle folder dir since okf
 // compiled it (files the marker does not list): compiled with the sources,
 // they are linked to the tables whose columns they name and listed in the
-// indexes, and Write keeps their files as they are. It returns how many.
+// indexes, and Write keeps their files as they are. Query concepts added
+// in queries/ are listed in its index the same way. It returns how many.
 func AddKept(db *Database, dir string) (int, error) {
 	next := 1
 	for _, r := range db.Rules {
 		next = max(next, r.ID+1)
 	}
 	kept, err := kept(dir, next)
+	if err != nil {
+		return 0, err
+	}
 	db.Rules = append(db.Rules, kept...)
-	return len(kept), err
+	wrote, _, err := readMarker(dir)
+	if err != nil {
+		return 0, err
+	}
+	queries, err := keptQueries(dir, wrote, db.Queries)
+	db.Queries = append(db.Queries, queries...)
+	slices.SortFunc(db.Queries, func(a, b QueryFile) int { return strings.Compare(a.Name, b.Name) })
+	return len(kept) + len(queries), err
 }
 
 func kept(dir string, firstID int) ([]*Rule, error) {

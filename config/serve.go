@@ -50,6 +50,10 @@ type Serve struct {
 	// requests may come from.
 	AllowedHosts   []string `yaml:"allowed_hosts"`
 	AllowedOrigins []string `yaml:"allowed_origins"`
+	// QueryTools is how many verified queries each tenant lists as tools
+	// of their own (the rest are reached through run_query), unless the
+	// tenant says; nil takes the engine's default, 0 lists none.
+	QueryTools *int `yaml:"query_tools"`
 }
 
 // ServeToken is one bearer token of the serve section.
@@ -65,8 +69,31 @@ type ServeToken struct {
 type ServeTenant struct {
 	Name      string   `yaml:"name"`
 	Databases []string `yaml:"databases"`
-	Line      int      `yaml:"-"`
+	// QueryTools overrides Serve.QueryTools for this tenant.
+	QueryTools *int `yaml:"query_tools"`
+	Line       int  `yaml:"-"`
 }
+
+// ListedQueries is how many verified queries a tenant lists as tools, as
+// engine.Toolbox.ListedQueries takes it: 0 for the default, -1 for none.
+func (s Serve) ListedQueries(tenant string) int {
+	n := s.QueryTools
+	for _, t := range s.Tenants {
+		if t.Name == tenant && t.QueryTools != nil {
+			n = t.QueryTools
+		}
+	}
+	switch {
+	case n == nil:
+		return 0
+	case *n == 0:
+		return -1
+	}
+	return *n
+}
+
+// maxQueryTools is engine.MaxQueryTools, which config does not import.
+const maxQueryTools = 64
 
 // DefaultTenant owns every database that no tenant of the serve section
 // names.
@@ -146,9 +173,15 @@ func (s *Serve) check(line int) error {
 			return fmt.Errorf("%d: serve.allowed_origins[%d]: %q is not an origin like https://app.example.com:8443", line, i, o)
 		}
 	}
+	if n := s.QueryTools; n != nil && (*n < 0 || *n > maxQueryTools) {
+		return fmt.Errorf("%d: serve.query_tools: %d is not between 0 and %d", line, *n, maxQueryTools)
+	}
 	var tenants, dbs []string
 	for i, t := range s.Tenants {
 		at := fmt.Sprintf("%d: serve.tenants[%d]", t.Line, i)
+		if n := t.QueryTools; n != nil && (*n < 0 || *n > maxQueryTools) {
+			return fmt.Errorf("%s: query_tools: %d is not between 0 and %d", at, *n, maxQueryTools)
+		}
 		if err := store.ValidateTenant(t.Name); err != nil {
 			return fmt.Errorf("%s: %w", at, err)
 		}

@@ -30,9 +30,12 @@ serve:
       token: ${OKF_TOKEN_PIPELINE}
       tenant: acme
       write: true
+  query_tools: 4
   tenants:
     - name: acme
       databases: [shop]
+      query_tools: 0
+    - name: beta
 `)
 	cfg, err := Parse(data, env(nil))
 	if err != nil {
@@ -63,6 +66,9 @@ serve:
 	two := ServeToken{Name: "two", Token: "${OKF_A}${OKF_B}"}
 	if _, err := two.Secret(env(map[string]string{"OKF_A": "okf_SECRETSECRETSECRETSECRET", "OKF_B": ""})); err == nil || !strings.Contains(err.Error(), "${OKF_B} is empty") {
 		t.Errorf("a token with an empty variable: %v", err)
+	}
+	if a, b, other := s.ListedQueries("acme"), s.ListedQueries("beta"), (Serve{}).ListedQueries("x"); a != -1 || b != 4 || other != 0 {
+		t.Errorf("listed queries: acme %d (want -1: none), beta %d (want 4), unset %d (want 0: the default)", a, b, other)
 	}
 	owners, err := cfg.DatabaseTenants()
 	if err != nil || owners["shop"] != "acme" || owners["vault"] != DefaultTenant || len(owners) != 2 {
@@ -95,6 +101,8 @@ func TestParseServeErrors(t *testing.T) {
 		{"tenant twice", "serve:\n  tenants:\n    - {name: acme}\n    - {name: acme}\n", `serve.tenants[1]: tenant "acme" is listed twice`},
 		{"database twice", "serve:\n  tenants:\n    - {name: a, databases: [x]}\n    - {name: b, databases: [x]}\n", `database "x" already belongs to another tenant`},
 		{"negative rate", "serve:\n  rate_limit: -1\n", "serve.rate_limit must not be negative"},
+		{"query tools", "serve:\n  query_tools: 65\n", "serve.query_tools: 65 is not between 0 and 64"},
+		{"tenant query tools", "serve:\n  tenants:\n    - {name: a, query_tools: -1}\n", "serve.tenants[0]: query_tools: -1 is not between 0 and 64"},
 		{"half TLS", "serve:\n  tls_cert: c.pem\n", "give both tls_cert and tls_key"},
 		{"unknown key", "serve:\n  tokens:\n    - {name: a, token: '${X}', tenant: acme, scope: all}\n", `unknown key "scope" in serve.tokens[0]`},
 	}

@@ -64,10 +64,11 @@ func (d *Databases) For(tenant string) []Database {
 	return out
 }
 
-// Query runs one statement of a tenant's through the guard, and returns the
-// result with the number of rows to show a model. Refusals and SQL errors
+// Query runs one statement of a tenant's through the guard, with its
+// parameters' values, and returns the result with the number of rows to
+// show a model. Refusals and SQL errors
 // are *sqlguard.Error.
-func (d *Databases) Query(ctx context.Context, tenant, caller, name, sql string) (*sqlguard.Result, int, error) {
+func (d *Databases) Query(ctx context.Context, tenant, caller, name, sql string, args ...any) (*sqlguard.Result, int, error) {
 	var target *Database
 	for _, db := range d.For(tenant) {
 		if db.Name == name {
@@ -89,7 +90,7 @@ func (d *Databases) Query(ctx context.Context, tenant, caller, name, sql string)
 	if err != nil {
 		return nil, 0, err
 	}
-	res, err := db.Query(ctx, caller, sql)
+	res, err := db.Query(ctx, caller, sql, args...)
 	return res, db.Options().ShownRows, err
 }
 

@@ -270,6 +270,7 @@ type (
 		Rules      []string `json:"rules"`
 		Tables     []string `json:"tables"`
 		Columns    []string `json:"columns"`
+		Examples   []string `json:"examples"`
 		Candidates []string `json:"candidates"`
 		// Routing is why a pack asked without a bundle came from the
 		// bundle it did: each bundle's score, best first.
@@ -290,7 +291,7 @@ func NewGetAnswer(v *View, g GetResult) GetAnswer {
 // NewContextAnswer is the JSON of a context pack.
 func NewContextAnswer(v *View, p search.Pack) ContextAnswer {
 	return ContextAnswer{Digest: v.Snap.Digest, Text: p.Text, Tokens: p.Tokens, Rules: nonNil(p.Rules),
-		Tables: nonNil(p.Tables), Columns: nonNil(p.Columns), Candidates: nonNil(p.Candidates), Routing: p.Routing}
+		Tables: nonNil(p.Tables), Columns: nonNil(p.Columns), Examples: nonNil(p.Examples), Candidates: nonNil(p.Candidates), Routing: p.Routing}
 }
 
 // nonNil makes an empty list encode as [], not null.

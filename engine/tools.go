@@ -117,6 +117,12 @@ type Toolbox struct {
 	// ContextBudget is a context pack's budget when the call gives none;
 	// 0 is search.DefaultBudget.
 	ContextBudget int
+	// ListedQueries is how many verified queries are listed as tools of their
+	// own (the rest are reached through run_query): 0 is
+	// DefaultQueryTools, a negative number lists none.
+	ListedQueries int
+	// Uses ranks the verified queries listed; nil ranks them by id.
+	Uses *Uses
 }
 
 func (t *Toolbox) now() time.Time {
@@ -126,23 +132,24 @@ func (t *Toolbox) now() time.Time {
 	return time.Now()
 }
 
-// Tools lists the tools with their descriptions and input schemas. The
-// manifest's description carries the strategy advice of the current view,
-// which it returns too.
+// Tools lists the tools with their descriptions and input schemas: the
+// tools every toolbox has, then run_query and the listed verified queries
+// when the tenant has any. The manifest's description carries the
+// strategy advice of the current view, which it returns too.
 func (t *Toolbox) Tools(ctx context.Context) ([]Tool, Strategy, error) {
 	v, err := t.Source(ctx)
 	if err != nil {
 		return nil, Strategy{}, err
 	}
 	strat := Measure(v, t.now())
-	return []Tool{
+	return append([]Tool{
 		{ToolManifest, descManifest + " " + strat.Sentence(), schemaOf[ManifestInput]()},
 		{ToolSearch, descSearch, schemaOf[SearchInput]()},
 		{ToolGet, descGet, getSchema()},
 		{ToolContext, descContext, schemaOf[ContextInput]()},
 		{ToolListDatabases, descListDatabases, schemaOf[NoInput]()},
 		{ToolRunSQL, descRunSQL, schemaOf[RunSQLInput]()},
-	}, strat, nil
+	}, t.queryTools(v)...), strat, nil
 }
 
 // SchemaJSON is a schema as the bytes a model's tool list carries.
@@ -261,7 +268,35 @@ func (t *Toolbox) call(ctx context.Context, caller, name string, args json.RawMe
 		}
 		return Result{Text: FrameRows(capText(res.Text(shown), MaxRowsBytes, "select fewer columns, or fewer rows with LIMIT"))}, nil
 	}
-	return Result{}, BadRequest("there is no tool %q; the tools are %s", name, strings.Join(ToolNames, ", "))
+	return t.callQueryTool(ctx, caller, name, args)
+}
+
+// callQueryTool answers run_query and the verified queries' own tools.
+func (t *Toolbox) callQueryTool(ctx context.Context, caller, name string, args json.RawMessage) (Result, error) {
+	v, err := t.Source(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	all := t.servedQueries(v)
+	if name == ToolRunQuery && len(all) > 0 {
+		in, err := decode[RunQueryInput](name, args)
+		if err != nil {
+			return Result{}, err
+		}
+		return queryResult(t.RunQuery(ctx, caller, in.ID, in.Params))
+	}
+	if q, ok := findQuery(all, name); ok && q.tool == name {
+		in, err := decode[map[string]json.RawMessage](name, args)
+		if err != nil {
+			return Result{}, err
+		}
+		return queryResult(t.runQuery(ctx, caller, q, in))
+	}
+	names := slices.Clone(ToolNames)
+	for _, tool := range t.queryTools(v) {
+		names = append(names, tool.Name)
+	}
+	return Result{}, BadRequest("there is no tool %q; the tools are %s", name, strings.Join(names, ", "))
 }
 
 // read decodes a reading tool's input and answers it from the current view.

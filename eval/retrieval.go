@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,8 +17,10 @@ import (
 	"time"
 
 	"github.com/okf-tools/okf"
+	"github.com/okf-tools/okf/queries"
 	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/search"
+	"github.com/okf-tools/okf/sqlguard"
 )
 
 // Strategies are the ways an agent can read knowledge, in report order:
@@ -162,6 +165,11 @@ type Outcome struct {
 	Complete bool `json:"complete"`
 	// Missing lists the gold refs the agent did not see.
 	Missing []string `json:"missing,omitempty"`
+	// Examples counts the worked examples a context pack held, and
+	// ExampleOnTables is set when one of them reads exactly the tables the
+	// gold SQL reads.
+	Examples        int  `json:"examples"`
+	ExampleOnTables bool `json:"example_on_tables"`
 	// RR is the reciprocal rank of the first gold rule (ranked strategies).
 	RR float64 `json:"rr"`
 	// Tokens the agent reads for this question, and the calls it makes.
@@ -272,6 +280,10 @@ func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped
 				pack := c.Index.Context(text, po)
 				for _, r := range append(append(pack.Rules, pack.Tables...), pack.Columns...) {
 					seen[r] = true
+				}
+				out.Examples = len(pack.Examples)
+				for _, r := range pack.Examples {
+					out.ExampleOnTables = out.ExampleOnTables || c.readsTables(r, g.tables)
 				}
 				out.turns = []turn{{[]item{{"context:" + q.ID, pack.Tokens}}}}
 			}
@@ -457,6 +469,11 @@ type Summary struct {
 	// Complete is the share of questions for which the agent saw every
 	// gold rule, table and column.
 	Complete float64 `json:"complete"`
+	// Examples is the share of questions whose pack held a worked example,
+	// and ExampleOnTables the share with one reading exactly the gold
+	// SQL's tables.
+	Examples        float64 `json:"examples"`
+	ExampleOnTables float64 `json:"example_on_tables"`
 	// MRR is the mean reciprocal rank over the questions that need rules.
 	MRR float64 `json:"mrr"`
 	// Tokens is the mean of what the agent reads per question.
@@ -499,8 +516,14 @@ func Summarize(outcomes []Outcome) []Summary {
 	for _, k := range keys {
 		g := groups[k]
 		s := Summary{Database: k.db, Strategy: k.s, N: len(g)}
-		var gold, found, gt, ft, gc, fc, complete, ranked int
+		var gold, found, gt, ft, gc, fc, complete, ranked, examples, onTables int
 		for _, o := range g {
+			if o.Examples > 0 {
+				examples++
+			}
+			if o.ExampleOnTables {
+				onTables++
+			}
 			if o.GoldRules > 0 {
 				ranked++
 			}
@@ -520,6 +543,8 @@ func Summarize(outcomes []Outcome) []Summary {
 		s.TRecall = ratio(ft, gt)
 		s.CRecall = ratio(fc, gc)
 		s.Complete = ratio(complete, len(g))
+		s.Examples = float64(examples) / float64(len(g))
+		s.ExampleOnTables = float64(onTables) / float64(len(g))
 		s.MRR /= float64(max(1, ranked))
 		s.Tokens /= float64(len(g))
 		s.Billed, s.Calls = session(g)
@@ -581,19 +606,56 @@ func sortedDBs(m map[string][]Outcome) []string {
 	return out
 }
 
-// WriteTable writes summaries as an aligned text table.
+// WriteTable writes summaries as an aligned text table. When any pack held
+// a worked example, two columns say how often: with an example, and with
+// one on the gold SQL's tables.
 func WriteTable(w io.Writer, sums []Summary) error {
+	examples := slices.ContainsFunc(sums, func(s Summary) bool { return s.Examples > 0 })
 	tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "database\tstrategy\tquestions\trule recall\ttable recall\tcolumn recall\tcomplete\tMRR\ttokens/question\tsession billed\tsession calls\t")
+	head := "database\tstrategy\tquestions\trule recall\ttable recall\tcolumn recall\tcomplete\tMRR\ttokens/question\tsession billed\tsession calls\t"
+	if examples {
+		head += "example\texample on gold tables\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, s := range sums {
 		mrr := "-"
 		if s.Strategy == "search" {
 			mrr = fmt.Sprintf("%.2f", s.MRR)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%s\t%.0f\t%d\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%s\t%.0f\t%d\t%d\t",
 			s.Database, s.Strategy, s.N, 100*s.Recall, 100*s.TRecall, 100*s.CRecall, 100*s.Complete, mrr, s.Tokens, s.Billed, s.Calls)
+		if examples {
+			fmt.Fprintf(tw, "%.1f%%\t%.1f%%\t", 100*s.Examples, 100*s.ExampleOnTables)
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// readsTables reports whether the query concept ref's SQL reads exactly
+// the given tables (refs), as the gold SQL's are resolved.
+func (c *Corpus) readsTables(ref string, tables map[string]bool) bool {
+	i, err := c.Snap.Lookup(ref)
+	if err != nil {
+		return false
+	}
+	q := c.Snap.Concepts[i].Query()
+	if q == nil {
+		return false
+	}
+	sql, _ := queries.Bind(q.SQL, sqlguard.DialectPostgres)
+	read, ddl, err := Question{ID: ref, SQL: []string{sql}}.Tables()
+	if err != nil {
+		return false
+	}
+	bt := c.tables[c.Snap.Concepts[i].Bundle]
+	got := map[string]bool{}
+	for _, t := range append(read, ddl...) {
+		if r, ok := bt.refs[t]; ok {
+			got[r] = true
+		}
+	}
+	return maps.Equal(got, tables)
 }
 
 // MissingRules lists the gold rules of a question that a context pack of

@@ -55,7 +55,7 @@ type Attempt struct {
 
 // Querier runs SQL through the guard; *sqlguard.DB is one.
 type Querier interface {
-	Query(ctx context.Context, caller, sql string) (*sqlguard.Result, error)
+	Query(ctx context.Context, caller, sql string, args ...any) (*sqlguard.Result, error)
 }
 
 // Runner asks every task with every strategy and model and scores the
@@ -256,6 +256,22 @@ type Totals struct {
 	Cost                      float64
 	// CostKnown is false when any run's price was unknown.
 	CostKnown bool
+}
+
+// CorrectRuns are the ids of the runs scored correct on the tasks, in task,
+// strategy and model order.
+func (r *Runner) CorrectRuns(tasks []Task) []string {
+	var out []string
+	for _, t := range tasks {
+		for _, s := range r.strategies {
+			for _, m := range r.models {
+				if sc, ok := r.scores[scoreKey{t.ID, s, m}]; ok && sc.Correct {
+					out = append(out, sc.Run)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Totals totals the scores of the tasks per strategy and model, sorted by

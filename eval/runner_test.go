@@ -22,7 +22,7 @@ import (
 // fakeDB answers the queries it knows and fails the others.
 type fakeDB map[string]*sqlguard.Result
 
-func (db fakeDB) Query(_ context.Context, _, sql string) (*sqlguard.Result, error) {
+func (db fakeDB) Query(_ context.Context, _, sql string, _ ...any) (*sqlguard.Result, error) {
 	if r, ok := db[sql]; ok {
 		return r, nil
 	}
@@ -234,7 +234,7 @@ func TestRunnerInterrupted(t *testing.T) {
 // during a gold query does, and fails them as a cancelled query does.
 type cancellingDB struct{ cancel context.CancelFunc }
 
-func (db cancellingDB) Query(ctx context.Context, _, _ string) (*sqlguard.Result, error) {
+func (db cancellingDB) Query(ctx context.Context, _, _ string, _ ...any) (*sqlguard.Result, error) {
 	db.cancel()
 	return nil, ctx.Err()
 }

@@ -1,9 +1,11 @@
-// Package queries checks the SQL of query concepts (type: SQL Query, see
-// docs/queries.md) the way it will run: its placeholders bound as the
-// driver's parameters and the statement passed through the SQL guard's
-// validator for the bundle's dialect. okf validate runs it beside the
-// format's own checks; it lives apart from the format because the guard
-// brings the PostgreSQL parser with it.
+// Package queries works on query concepts (type: SQL Query, see
+// docs/queries.md) beyond their format. It checks their SQL the way it
+// will run: its placeholders bound as the driver's parameters and the
+// statement passed through the SQL guard's validator for the bundle's
+// dialect (okf validate runs it beside the format's own checks; it lives
+// apart from the format because the guard brings the PostgreSQL parser
+// with it). And it makes draft query concepts of the SQL an agent's run
+// submitted, for a person to review (okf runs promote).
 package queries
 
 import (

@@ -257,6 +257,11 @@ func appendStrings(b []byte, ss []string) []byte {
 	return b
 }
 
+var (
+	errTrailing   = errors.New("trailing bytes")
+	errShortParam = errors.New("a query parameter with missing fields")
+)
+
 // decodeFacts decodes a facts part: table facts, rule facts or neither.
 // Its strings share part.
 func decodeFacts(part string) (*TableFacts, *RuleFacts, error) {
@@ -281,6 +286,9 @@ func decodeFacts(part string) (*TableFacts, *RuleFacts, error) {
 		t.ForeignKeys = items(r, func(fk *ForeignKey) {
 			fk.Columns, fk.Table, fk.Concept, fk.RefColumns = r.strings(), r.string(), r.string(), r.strings()
 		})
+	case queryTag:
+		_, err := decodeQuery(part)
+		return nil, nil, err
 	case ruleTag:
 		rf = &RuleFacts{}
 		rf.Uses = items(r, func(u *ColumnUse) {
@@ -291,7 +299,7 @@ func decodeFacts(part string) (*TableFacts, *RuleFacts, error) {
 		return nil, nil, fmt.Errorf("unknown facts tag %q", part[0])
 	}
 	if r.err == nil && r.rest != "" {
-		r.err = errors.New("trailing bytes")
+		r.err = errTrailing
 	}
 	if r.err != nil {
 		return nil, nil, r.err

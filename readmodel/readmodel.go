@@ -310,6 +310,14 @@ func compileConcept(bundleName string, b *okf.Bundle, d *okf.Document) (Concept,
 	for _, sec := range d.Sections {
 		c.Sections = append(c.Sections, Section{Slug: sec.Slug, Start: sec.Start - d.BodyStart, End: sec.End - d.BodyStart})
 	}
+	if okf.IsQuery(d) {
+		q, why := readQuery(d)
+		if q == nil {
+			return c, append(diags, why)
+		}
+		c.facts = string(appendQuery(nil, q))
+		return c, diags
+	}
 	t, r := readFacts(b, d, c.Kind)
 	c.facts = string(appendFacts(nil, t, r))
 	return c, diags

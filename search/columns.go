@@ -39,11 +39,12 @@ type colPosting struct {
 // packData is what context packs read besides the search index, built on
 // first use and shared by concurrent packs.
 type packData struct {
-	mu      sync.Mutex
-	columns map[string]*columnIndex // by bundle
-	tokens  sync.Map                // a rendered piece → its token count
-	rows    sync.Map                // a rowKey → its schema row, counted
-	rules   sync.Map                // a rule's concept index → its text, counted
+	mu       sync.Mutex
+	columns  map[string]*columnIndex  // by bundle
+	examples map[string]*exampleIndex // by bundle
+	tokens   sync.Map                 // a rendered piece → its token count
+	rows     sync.Map                 // a rowKey → its schema row, counted
+	rules    sync.Map                 // a rule's concept index → its text, counted
 
 	vocabOnce sync.Once
 	vocab     *vocabulary

@@ -34,6 +34,14 @@ type PackOptions struct {
 	// NewTableRelevance is the share a column needs to bring its own table
 	// into a pack with rules; 0 means DefaultNewTableRelevance.
 	NewTableRelevance float64
+	// Examples is how many worked examples to take; 0 means
+	// DefaultPackExamples, a negative number none. ExampleCoverage is the
+	// share of the question's term weight an example must hold; 0 means
+	// MinExampleCoverage. ExampleTables is the share of an example's
+	// tables the pack must show; 0 means DefaultExampleTables.
+	Examples        int
+	ExampleCoverage float64
+	ExampleTables   float64
 }
 
 // Pack is the knowledge a question most likely needs, in one text.
@@ -52,6 +60,9 @@ type Pack struct {
 	// Columns are the columns whose schema rows it holds, as the table's
 	// ref, a dot and the column's name.
 	Columns []string `json:"columns"`
+	// Examples are the refs of the concepts whose SQL the pack holds as
+	// worked examples: verified queries, or tables' common query patterns.
+	Examples []string `json:"examples"`
 	// Candidates are the refs of the concepts listed only by manifest row.
 	Candidates []string `json:"candidates"`
 	// Routing is the evidence for the bundle a pack without
@@ -88,7 +99,8 @@ const (
 // rules the question names or most likely needs, with the rules they
 // depend on; the schema rows of the columns those rules use and of the
 // columns the question itself names; the key columns and bridging tables
-// of the joins that connect those tables; then manifest rows of the next
+// of the joins that connect those tables; a worked example, a verified
+// query resembling the question; then manifest rows of the next
 // candidates, all within the token budget.
 func (ix *Index) Context(question string, o PackOptions) Pack {
 	budget := o.Budget
@@ -114,6 +126,10 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 	if newRel <= 0 {
 		newRel = DefaultNewTableRelevance
 	}
+	nExamples := o.Examples
+	if nExamples == 0 {
+		nExamples = DefaultPackExamples
+	}
 	// The question is the caller's own: a pack does not repeat it.
 	p := &packer{ix: ix, count: o.Count, budget: budget, header: "# Knowledge pack\n", facts: map[int]*readmodel.TableFacts{}, joins: map[string]joinSet{}}
 	bundle := o.Bundle
@@ -137,7 +153,7 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 	top := 0.0
 	for _, h := range hits {
 		i := ix.position0(h.Concept)
-		if h.Concept.IsTable() || contains(rules, i) {
+		if h.Concept.IsTable() || h.Concept.IsQuery() || contains(rules, i) {
 			continue
 		}
 		if top == 0 {
@@ -194,6 +210,29 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 		}
 	}
 
+	p.examples = ix.exampleIndex(bundle)
+	coverage, exTables := o.ExampleCoverage, o.ExampleTables
+	if coverage <= 0 {
+		coverage = MinExampleCoverage
+	}
+	if exTables <= 0 {
+		exTables = DefaultExampleTables
+	}
+	tableSet := map[int]bool{}
+	for t := range sel.cols {
+		tableSet[t] = true
+	}
+	for _, e := range p.examples.match(question, coverage, tableSet, exTables) {
+		if len(sel.examples) >= nExamples {
+			break
+		}
+		try := sel.clone()
+		try.examples = append(try.examples, e)
+		if p.fits(try) {
+			sel = try
+		}
+	}
+
 	takeRules(rules[first:], true)
 
 	tablesTaken := 0
@@ -218,12 +257,14 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 // selection is what a pack shows: rules, in order, and the columns of each
 // table shown (lower case; a table with none shows its key).
 type selection struct {
-	rules []int
-	cols  map[int]map[string]bool
+	rules    []int
+	cols     map[int]map[string]bool
+	examples []int // in the bundle's exampleIndex
 }
 
 func (s selection) clone() selection {
-	out := selection{rules: append([]int(nil), s.rules...), cols: make(map[int]map[string]bool, len(s.cols))}
+	out := selection{rules: append([]int(nil), s.rules...), cols: make(map[int]map[string]bool, len(s.cols)),
+		examples: append([]int(nil), s.examples...)}
 	for t, cs := range s.cols {
 		out.cols[t] = make(map[string]bool, len(cs))
 		for c := range cs {
@@ -300,6 +341,12 @@ func (p *packer) layout(sel selection) layout {
 			l.pieces = append(l.pieces, p.piece("* "+ix.joinText(j)+"\n"))
 		}
 	}
+	if len(sel.examples) > 0 {
+		l.pieces = append(l.pieces, p.piece("\n## Worked example: SQL that answers a question like this one\n"))
+		for _, e := range sel.examples {
+			l.pieces = append(l.pieces, p.piece(ix.exampleText(p.examples.examples[e])))
+		}
+	}
 	return l
 }
 
@@ -316,6 +363,8 @@ type packer struct {
 	// are decoded, and the joins between them found, once a pack.
 	facts map[int]*readmodel.TableFacts
 	joins map[string]joinSet // by the tables' indexes, sorted
+	// examples are the worked examples of the pack's bundle.
+	examples *exampleIndex
 }
 
 type rowKey struct {
@@ -425,6 +474,11 @@ func (p *packer) finish(sel selection, hits []Hit) Pack {
 		}
 	}
 	p.pack.Tables, p.pack.Columns = l.tables, l.columns
+	for _, e := range sel.examples {
+		c := &p.ix.snap.Concepts[p.examples.examples[e].concept]
+		shown[p.examples.examples[e].concept] = true
+		p.pack.Examples = appendNewRef(p.pack.Examples, ref(c))
+	}
 	for _, h := range hits {
 		if len(p.pack.Candidates) == PackCandidates {
 			break
@@ -486,6 +540,15 @@ func (ix *Index) ruleText(i int) string {
 
 func ref(c *readmodel.Concept) string { return c.Bundle + "/" + c.ID }
 
+func appendNewRef(refs []string, r string) []string {
+	for _, x := range refs {
+		if x == r {
+			return refs
+		}
+	}
+	return append(refs, r)
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // position0 returns a concept's position in the snapshot.
@@ -505,7 +568,7 @@ func (ix *Index) namedRules(question, bundle string) []int {
 	_, named := ix.naming(question, sp.lo, sp.hi)
 	out := make([]int, 0, len(named))
 	for _, d := range named {
-		if !ix.snap.Concepts[d].IsTable() {
+		if c := &ix.snap.Concepts[d]; !c.IsTable() && !c.IsQuery() {
 			out = append(out, int(d))
 		}
 	}

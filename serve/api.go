@@ -267,6 +267,41 @@ func (s *Server) apiSQL(w http.ResponseWriter, r *http.Request, tenant string) e
 	return nil
 }
 
+func (s *Server) apiQueries(w http.ResponseWriter, r *http.Request, tenant string) error {
+	qs, err := s.toolbox(tenant).Queries(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queries": qs})
+	return nil
+}
+
+// apiRunQuery runs a verified query with the values of the JSON object in
+// the body, by parameter name.
+func (s *Server) apiRunQuery(w http.ResponseWriter, r *http.Request, tenant string) error {
+	var values map[string]json.RawMessage
+	if err := json.NewDecoder(r.Body).Decode(&values); err != nil {
+		var me *http.MaxBytesError
+		if errors.As(err, &me) || isTimeout(err) {
+			return err
+		}
+		return engine.BadRequest("the body must be a JSON object of parameter values by name: %v", err)
+	}
+	g := grantFrom(r.Context())
+	run, err := s.toolbox(tenant).RunQuery(r.Context(), "okf serve "+tenant+"/"+g.Name, r.PathValue("id"), values)
+	if ge, ok := sqlguard.AsError(err); ok {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": ge.Text(run.SQL), "layer": ge.Layer, "refused": ge.Refused, "code": ge.Code})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	res := run.Result
+	writeJSON(w, http.StatusOK, map[string]any{"query": run.Ref, "database": run.Database, "values": run.Values,
+		"columns": res.Columns, "rows": res.Rows, "total": res.Total, "total_known": res.TotalKnown, "text": res.Text(run.Shown)})
+	return nil
+}
+
 type documentJSON struct {
 	Bundle string `json:"bundle"`
 	Path   string `json:"path"`

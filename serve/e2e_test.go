@@ -180,7 +180,12 @@ var e2eCalls = []map[string]any{
 
 func runNodeClient(t *testing.T, node string, env []string, args ...string) e2eReport {
 	t.Helper()
-	calls, _ := json.Marshal(e2eCalls)
+	return runNodeCalls(t, node, env, e2eCalls, args...)
+}
+
+func runNodeCalls(t *testing.T, node string, env []string, list []map[string]any, args ...string) e2eReport {
+	t.Helper()
+	calls, _ := json.Marshal(list)
 	cmd := exec.Command(node, append([]string{"client.mjs"}, args...)...)
 	cmd.Dir = clientDir
 	cmd.Env = append(os.Environ(), append(env, "OKF_CALLS="+string(calls))...)

@@ -54,6 +54,10 @@ type Options struct {
 	// AllowedOrigins are further origins (scheme://host[:port]) a
 	// browser's request may come from.
 	AllowedOrigins []string
+	// ListedQueries says how many verified queries a tenant lists as tools
+	// of their own (engine.Toolbox.ListedQueries); nil takes
+	// engine.DefaultQueryTools for every tenant.
+	ListedQueries func(tenant string) int
 	// Now is the clock stale statuses are read against; nil is time.Now.
 	Now func() time.Time
 	// Version is reported to MCP clients.
@@ -86,8 +90,10 @@ type Server struct {
 	sessions *sessionTable
 	origins  map[string]bool // AllowedOrigins, normalized
 
-	mu   sync.Mutex
-	mcps map[string]*tenantMCP
+	mcpMu     sync.Mutex // held while a tenant's MCP server is built or synced
+	mcps      map[string]*tenantMCP
+	mu        sync.Mutex
+	queryUses map[string]*engine.Uses
 }
 
 // grantState is a grant with its rate limiter.
@@ -99,6 +105,9 @@ type grantState struct {
 type tenantMCP struct {
 	srv   *mcp.Server
 	strat engine.Strategy
+	// queryTools are the verified-query tools served, name → schema and
+	// description.
+	queryTools map[string]string
 }
 
 // New makes a server. Grant names must be unique: they name the caller
@@ -127,7 +136,7 @@ func New(o Options) (*Server, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	s := &Server{opts: o, lib: o.Library, dbs: o.Databases, byHash: map[[sha256.Size]byte]*grantState{}, mcps: map[string]*tenantMCP{},
+	s := &Server{opts: o, lib: o.Library, dbs: o.Databases, byHash: map[[sha256.Size]byte]*grantState{}, mcps: map[string]*tenantMCP{}, queryUses: map[string]*engine.Uses{},
 		sessions: newSessionTable(o.MaxSessionsPerGrant, o.MaxSessions), origins: map[string]bool{}}
 	for _, origin := range o.AllowedOrigins {
 		s.origins[normalOrigin(origin)] = true
@@ -163,19 +172,24 @@ func (s *Server) Tenants() []string {
 }
 
 // MCPServer returns the MCP server of a tenant, built (and its manifest
-// measured for the strategy sentence) on first use.
+// measured for the strategy sentence) on first use; later uses bring its
+// verified-query tools up to date.
 func (s *Server) MCPServer(ctx context.Context, tenant string) (*mcp.Server, engine.Strategy, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t := s.mcps[tenant]; t != nil {
-		return t.srv, t.strat, nil
+	s.mcpMu.Lock()
+	defer s.mcpMu.Unlock()
+	t := s.mcps[tenant]
+	if t == nil {
+		srv, strat, err := s.newMCPServer(ctx, tenant)
+		if err != nil {
+			return nil, engine.Strategy{}, err
+		}
+		t = &tenantMCP{srv: srv, strat: strat}
+		s.mcps[tenant] = t
 	}
-	srv, strat, err := s.newMCPServer(ctx, tenant)
-	if err != nil {
+	if err := s.syncQueryTools(ctx, tenant, t); err != nil {
 		return nil, engine.Strategy{}, err
 	}
-	s.mcps[tenant] = &tenantMCP{srv: srv, strat: strat}
-	return srv, strat, nil
+	return t.srv, t.strat, nil
 }
 
 type grantKey struct{}
@@ -210,6 +224,8 @@ func (s *Server) handler(stopping context.Context, listenHost string) http.Handl
 		{"GET", "/v1/{tenant}/context", false, s.apiContext},
 		{"GET", "/v1/{tenant}/databases", false, s.apiDatabases},
 		{"POST", "/v1/{tenant}/sql", false, s.apiSQL},
+		{"GET", "/v1/{tenant}/queries", false, s.apiQueries},
+		{"POST", "/v1/{tenant}/queries/{id...}", false, s.apiRunQuery},
 		{"GET", "/v1/{tenant}/source", false, s.apiSources},
 		{"GET", "/v1/{tenant}/source/{bundle}/{path...}", false, s.apiSource},
 		{"PUT", "/v1/{tenant}/source/{bundle}/{path...}", true, s.apiPut},

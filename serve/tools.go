@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,17 +29,10 @@ func (s *Server) newMCPServer(ctx context.Context, tenant string) (*mcp.Server, 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "okf", Version: s.opts.Version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}})
 	srv.AddReceivingMiddleware(s.sessions.recordSessions)
-	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	for _, tool := range tools {
-		name := tool.Name
-		srv.AddTool(&mcp.Tool{Name: name, Description: tool.Description, InputSchema: tool.InputSchema, Annotations: readOnly},
-			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				r, err := tb.Call(ctx, caller(req, tenant), name, req.Params.Arguments)
-				if err != nil {
-					return nil, err
-				}
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}, nil
-			})
+		if slices.Contains(engine.ToolNames, tool.Name) { // syncQueryTools adds the rest
+			addTool(srv, tb, tenant, tool)
+		}
 	}
 	srv.AddResource(&mcp.Resource{URI: ManifestURI, Name: "manifest", MIMEType: "text/tab-separated-values",
 		Description: "The manifest tool's answer, to preload."}, func(ctx context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -55,9 +49,70 @@ func (s *Server) newMCPServer(ctx context.Context, tenant string) (*mcp.Server, 
 	return srv, strat, nil
 }
 
+// addTool serves one of the engine's tools.
+func addTool(srv *mcp.Server, tb *engine.Toolbox, tenant string, tool engine.Tool) {
+	name := tool.Name
+	srv.AddTool(&mcp.Tool{Name: name, Description: tool.Description, InputSchema: tool.InputSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			r, err := tb.Call(ctx, caller(req, tenant), name, req.Params.Arguments)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}, nil
+		})
+}
+
+// syncQueryTools brings a tenant's MCP server's verified-query tools up to
+// date with its current view: a query concept added, verified or removed
+// since changes the list, and the SDK tells the sessions open that it did.
+func (s *Server) syncQueryTools(ctx context.Context, tenant string, t *tenantMCP) error {
+	tb := s.toolbox(tenant)
+	tools, err := tb.QueryTools(ctx)
+	if err != nil {
+		return err
+	}
+	now := map[string]string{}
+	for _, tool := range tools {
+		now[tool.Name] = string(engine.SchemaJSON(tool.InputSchema)) + tool.Description
+	}
+	var gone []string
+	for name, was := range t.queryTools {
+		if now[name] != was {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		t.srv.RemoveTools(gone...)
+	}
+	for _, tool := range tools {
+		if t.queryTools[tool.Name] != now[tool.Name] {
+			addTool(t.srv, tb, tenant, tool)
+		}
+	}
+	t.queryTools = now
+	return nil
+}
+
 // toolbox is the engine's tools of one tenant.
 func (s *Server) toolbox(tenant string) *engine.Toolbox {
-	return &engine.Toolbox{Source: s.lib.Source(tenant), Databases: s.dbs, Tenant: tenant, Now: s.now}
+	tb := &engine.Toolbox{Source: s.lib.Source(tenant), Databases: s.dbs, Tenant: tenant, Now: s.now, Uses: s.uses(tenant)}
+	if s.opts.ListedQueries != nil {
+		tb.ListedQueries = s.opts.ListedQueries(tenant)
+	}
+	return tb
+}
+
+// uses is a tenant's count of verified-query calls, shared by its
+// toolboxes.
+func (s *Server) uses(tenant string) *engine.Uses {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.queryUses[tenant]
+	if u == nil {
+		u = &engine.Uses{}
+		s.queryUses[tenant] = u
+	}
+	return u
 }
 
 // caller names who is asking, for the audit log: the token's name over

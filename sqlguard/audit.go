@@ -54,6 +54,7 @@ type AuditEntry struct {
 	Caller   string    `json:"caller"`
 	Database string    `json:"database"`
 	SQL      string    `json:"sql"`
+	Args     []any     `json:"args,omitempty"`
 	Rows     int       `json:"rows"`
 	Millis   float64   `json:"ms"`
 	Error    string    `json:"error,omitempty"`
@@ -62,9 +63,9 @@ type AuditEntry struct {
 	Code     string    `json:"code,omitempty"`
 }
 
-func auditEntry(start time.Time, caller, database, sql string, res *Result, err error) AuditEntry {
+func auditEntry(start time.Time, caller, database, sql string, args []any, res *Result, err error) AuditEntry {
 	e := AuditEntry{
-		Time: start.UTC(), Caller: caller, Database: database, SQL: sql,
+		Time: start.UTC(), Caller: caller, Database: database, SQL: sql, Args: args,
 		Millis: float64(time.Since(start).Microseconds()) / 1000,
 	}
 	if res != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -124,8 +126,9 @@ func poolWait(timeout time.Duration) time.Duration { return timeout + 5*time.Sec
 // Engine runs SQL that has passed the validator on one database, with the
 // engine's own layers, and always leaves the database as it found it.
 type Engine interface {
-	// Run executes one query. Errors are *Error.
-	Run(ctx context.Context, sql string, lim Limits) (*Result, error)
+	// Run executes one query with its parameters' values (see Args).
+	// Errors are *Error.
+	Run(ctx context.Context, sql string, args []any, lim Limits) (*Result, error)
 	// Catalog lists the tables and columns queries may name.
 	Catalog() *Catalog
 	// Close releases every connection.
@@ -256,18 +259,24 @@ func Open(ctx context.Context, name, conn string, opts Options, audit *AuditLog)
 func (d *DB) Options() Options { return d.opts }
 
 // Query validates sql and runs it. caller names who asked, for the audit
-// log. Refusals and SQL errors are returned as *Error.
-func (d *DB) Query(ctx context.Context, caller, sql string) (*Result, error) {
+// log. args are the values of the statement's parameters ($1, $2, … on
+// PostgreSQL, ? on SQLite), sent beside the SQL and never into its text;
+// each is an int64, float64, bool, string or nil. Refusals and SQL errors
+// are returned as *Error.
+func (d *DB) Query(ctx context.Context, caller, sql string, args ...any) (*Result, error) {
 	start := time.Now()
-	res, err := d.query(ctx, sql)
-	d.audit.record(auditEntry(start, caller, d.name, sql, res, err))
+	res, err := d.query(ctx, sql, args)
+	d.audit.record(auditEntry(start, caller, d.name, sql, args, res, err))
 	return res, err
 }
 
 // query validates sql and runs it; the validation counts against the
 // statement timeout.
-func (d *DB) query(ctx context.Context, sql string) (*Result, error) {
+func (d *DB) query(ctx context.Context, sql string, args []any) (*Result, error) {
 	start := time.Now()
+	if err := checkArgs(args, d.opts.MaxSQLBytes); err != nil {
+		return nil, err
+	}
 	weight := int64(min(len(sql), MaxValidatingBytes))
 	if err := validating.Acquire(ctx, weight); err != nil {
 		return nil, contextError(ctx, d.opts.Timeout, err)
@@ -283,7 +292,50 @@ func (d *DB) query(ctx context.Context, sql string) (*Result, error) {
 			Message: fmt.Sprintf("checking the query took longer than %s", d.opts.Timeout),
 			Hint:    "Write a shorter query."}
 	}
-	return d.engine.Run(ctx, sql, Limits{Timeout: left, MaxRows: d.opts.MaxRows, CountLimit: d.opts.CountLimit})
+	return d.engine.Run(ctx, sql, args, Limits{Timeout: left, MaxRows: d.opts.MaxRows, CountLimit: d.opts.CountLimit})
+}
+
+// checkArgs refuses parameter values of a type the engines do not bind,
+// and values longer together than the longest SQL accepted.
+func checkArgs(args []any, limit int) error {
+	size := 0
+	for i, a := range args {
+		switch v := a.(type) {
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return &Error{Layer: LayerValidator, Refused: true, Code: "argument_type",
+					Message: fmt.Sprintf("parameter %d is %v; numbers are finite", i+1, v)}
+			}
+			size += 8
+		case nil, int64, bool:
+			size += 8
+		case string:
+			size += len(v)
+		default:
+			return &Error{Layer: LayerValidator, Refused: true, Code: "argument_type",
+				Message: fmt.Sprintf("parameter %d is a %T; values are integers, numbers, booleans, text or null", i+1, a)}
+		}
+	}
+	if size > limit {
+		return &Error{Layer: LayerLimits, Refused: true, Code: "arguments_too_long",
+			Message: fmt.Sprintf("the parameters' values hold %d bytes; at most %d are accepted", size, limit)}
+	}
+	return nil
+}
+
+// argText is a parameter's value as the text PostgreSQL reads it in,
+// typed by the statement: sent with no type of its own, the server gives
+// it the type its place in the query needs.
+func argText(a any) any {
+	switch v := a.(type) {
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	return a
 }
 
 // validating holds MaxValidatingBytes across every guarded database of the

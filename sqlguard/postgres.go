@@ -143,7 +143,7 @@ func deadlineGrace(timeout time.Duration) time.Duration {
 }
 
 // Run executes sql and returns up to lim.MaxRows rows.
-func (p *Postgres) Run(ctx context.Context, sql string, lim Limits) (res *Result, err error) {
+func (p *Postgres) Run(ctx context.Context, sql string, args []any, lim Limits) (res *Result, err error) {
 	start := time.Now()
 	// Waiting for a free connection has its own bound, so a busy pool
 	// does not eat into the query's time.
@@ -199,7 +199,7 @@ func (p *Postgres) Run(ctx context.Context, sql string, lim Limits) (res *Result
 			discard = true
 		}
 	}()
-	res, truncated, err := p.fetch(ctx, conn.Conn(), sql, lim)
+	res, truncated, err := p.fetch(ctx, conn.Conn(), sql, args, lim)
 	var pe *pgconn.PgError
 	if truncated || ctx.Err() != nil || err != nil && !errors.As(err, &pe) {
 		discard = true
@@ -214,12 +214,17 @@ func (p *Postgres) Run(ctx context.Context, sql string, lim Limits) (res *Result
 // fetch reads the rows, keeping lim.MaxRows and counting up to
 // lim.CountLimit; past that it cancels the query, so a runaway result
 // stops on the server rather than being drained.
-func (p *Postgres) fetch(ctx context.Context, conn *pgx.Conn, sql string, lim Limits) (*Result, bool, error) {
+func (p *Postgres) fetch(ctx context.Context, conn *pgx.Conn, sql string, args []any, lim Limits) (*Result, bool, error) {
 	qctx, stop := context.WithCancel(ctx)
 	defer stop()
 	// QueryExecModeExec sends the text in one Parse message of the
-	// extended protocol, which refuses more than one statement.
-	rows, err := conn.Query(qctx, sql, pgx.QueryExecModeExec)
+	// extended protocol, which refuses more than one statement, and the
+	// values as text of no declared type.
+	exec := []any{pgx.QueryExecModeExec}
+	for _, a := range args {
+		exec = append(exec, argText(a))
+	}
+	rows, err := conn.Query(qctx, sql, exec...)
 	if err != nil {
 		return nil, false, err
 	}

@@ -225,7 +225,7 @@ func TestSessionLeavesNothing(t *testing.T) {
 	lim := Limits{Timeout: 2 * time.Second, MaxRows: 10, CountLimit: 10}
 	one := func(sql string) string {
 		t.Helper()
-		res, err := p.Run(ctx, sql, lim)
+		res, err := p.Run(ctx, sql, nil, lim)
 		if err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
@@ -239,7 +239,7 @@ func TestSessionLeavesNothing(t *testing.T) {
 		"DECLARE okf_residue CURSOR WITH HOLD FOR SELECT 1",
 		"LISTEN okf_residue",
 	} {
-		p.Run(ctx, leave, lim) // some are refused inside a read-only transaction; either way nothing may stay
+		p.Run(ctx, leave, nil, lim) // some are refused inside a read-only transaction; either way nothing may stay
 		got := one(`SELECT (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) || ' ' ||
 			coalesce(current_setting('okf.residue', true), '') || ' ' || (SELECT count(*) FROM pg_prepared_statements) || ' ' ||
 			(SELECT count(*) FROM pg_cursors WHERE name = 'okf_residue') || ' ' || (SELECT count(*) FROM pg_listening_channels())`)
@@ -251,7 +251,7 @@ func TestSessionLeavesNothing(t *testing.T) {
 		t.Errorf("the connection was not reused: pid %s, then %s", pid, again)
 	}
 	// Values come back exact, and xml as text.
-	res, err := p.Run(ctx, "SELECT 1797331.41::numeric, 99072.53::float8, 0.1::float4, '<a>1</a>'::xml, 12345678901234567890::numeric(30,2)", lim)
+	res, err := p.Run(ctx, "SELECT 1797331.41::numeric, 99072.53::float8, 0.1::float4, '<a>1</a>'::xml, 12345678901234567890::numeric(30,2)", nil, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestSessionLeavesNothing(t *testing.T) {
 	defer q.Close()
 	pids := map[string]bool{}
 	for range 3 {
-		res, err := q.Run(ctx, "SELECT pg_backend_pid()", lim)
+		res, err := q.Run(ctx, "SELECT pg_backend_pid()", nil, lim)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +295,7 @@ func BenchmarkSessionReset(b *testing.B) {
 		}
 		defer p.Close()
 		for b.Loop() {
-			if _, err := p.Run(ctx, "SELECT 1", lim); err != nil {
+			if _, err := p.Run(ctx, "SELECT 1", nil, lim); err != nil {
 				b.Fatal(err)
 			}
 		}

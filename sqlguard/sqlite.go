@@ -293,7 +293,7 @@ func (s *SQLite) OpenConns() int {
 }
 
 // Run executes sql and returns up to lim.MaxRows rows.
-func (s *SQLite) Run(ctx context.Context, sql string, lim Limits) (*Result, error) {
+func (s *SQLite) Run(ctx context.Context, sql string, args []any, lim Limits) (*Result, error) {
 	start := time.Now()
 	acquireCtx, stopAcquire := context.WithTimeout(ctx, poolWait(lim.Timeout))
 	sc, err := s.acquire(acquireCtx)
@@ -309,7 +309,7 @@ func (s *SQLite) Run(ctx context.Context, sql string, lim Limits) (*Result, erro
 	defer cancel()
 	sc.refusal = ""
 	sc.conn.SetInterrupt(ctx)
-	res, err, broken := s.runRecovering(sc, sql, lim)
+	res, err, broken := s.runRecovering(sc, sql, args, lim)
 	if err != nil {
 		err = s.sqliteError(ctx, sc, sql, lim.Timeout, err)
 	}
@@ -334,7 +334,7 @@ const outOfMemory = "sqlite3: out of memory"
 // runRecovering runs the query, turning an out-of-memory panic (a query
 // can allocate far more than any value limit, in a sort for instance)
 // into a refusal; the connection is then broken and must be discarded.
-func (s *SQLite) runRecovering(sc *sqliteConn, sql string, lim Limits) (res *Result, err error, broken bool) {
+func (s *SQLite) runRecovering(sc *sqliteConn, sql string, args []any, lim Limits) (res *Result, err error, broken bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(error); !ok || e.Error() != outOfMemory {
@@ -346,11 +346,11 @@ func (s *SQLite) runRecovering(sc *sqliteConn, sql string, lim Limits) (res *Res
 				Hint:    "Aggregate or filter before sorting or grouping large values."}
 		}
 	}()
-	res, err = s.run(sc, sql, lim)
+	res, err = s.run(sc, sql, args, lim)
 	return res, err, false
 }
 
-func (s *SQLite) run(sc *sqliteConn, sql string, lim Limits) (*Result, error) {
+func (s *SQLite) run(sc *sqliteConn, sql string, args []any, lim Limits) (*Result, error) {
 	stmt, tail, err := sc.conn.Prepare(sql)
 	if err != nil {
 		return nil, err
@@ -369,6 +369,9 @@ func (s *SQLite) run(sc *sqliteConn, sql string, lim Limits) (*Result, error) {
 			Message: "the statement would write to the database"}
 	}
 	if err := s.checkProgram(sc.conn, stmt.SQL()); err != nil {
+		return nil, err
+	}
+	if err := bindSQLite(stmt, args); err != nil {
 		return nil, err
 	}
 	sink := newRowSink(lim)
@@ -396,6 +399,34 @@ func (s *SQLite) run(sc *sqliteConn, sql string, lim Limits) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// bindSQLite binds the parameters' values to a statement holding exactly
+// as many parameters, each ? numbered in order.
+func bindSQLite(stmt *sqlite3.Stmt, args []any) error {
+	if n := stmt.BindCount(); n != len(args) {
+		return &Error{Layer: LayerDatabase, Code: "parameters",
+			Message: fmt.Sprintf("the statement has %d parameters and %d values were given", n, len(args))}
+	}
+	for i, a := range args {
+		var err error
+		switch v := a.(type) {
+		case nil:
+			err = stmt.BindNull(i + 1)
+		case int64:
+			err = stmt.BindInt64(i+1, v)
+		case float64:
+			err = stmt.BindFloat(i+1, v)
+		case bool:
+			err = stmt.BindBool(i+1, v)
+		case string:
+			err = stmt.BindText(i+1, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sqliteValue reads column i of the current row; text and blobs are cut

@@ -73,18 +73,18 @@ func TestSQLiteQuery(t *testing.T) {
 		{"SELECT count(*) FROM hero", "", ""},
 	} {
 		if tt.layer == "" {
-			if res, err := eng.Run(ctx, tt.sql, lim); err != nil || res.Rows[0][0] != int64(fixtureHeroes) {
+			if res, err := eng.Run(ctx, tt.sql, nil, lim); err != nil || res.Rows[0][0] != int64(fixtureHeroes) {
 				t.Errorf("%s after the refusals: %v %v", tt.sql, res, err)
 			}
 			continue
 		}
-		_, err := eng.Run(ctx, tt.sql, lim)
+		_, err := eng.Run(ctx, tt.sql, nil, lim)
 		ge, ok := AsError(err)
 		if !ok || ge.Layer != tt.layer || !strings.Contains(ge.Message, tt.msg) {
 			t.Errorf("%s: got %v, want the %s: %s", tt.sql, err, tt.layer, tt.msg)
 		}
 	}
-	_, err = eng.Run(ctx, "SELECT nam FROM hero", lim)
+	_, err = eng.Run(ctx, "SELECT nam FROM hero", nil, lim)
 	if ge, _ := AsError(err); ge == nil || ge.Position != 8 {
 		t.Errorf("position of a SQLite error: %v", err)
 	}
@@ -96,7 +96,7 @@ func TestSQLiteQuery(t *testing.T) {
 		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, time.Duration(i%4)*30*time.Millisecond+time.Millisecond)
 			defer cancel()
-			eng.Run(cctx, "SELECT count(*) FROM hero a, hero b", lim)
+			eng.Run(cctx, "SELECT count(*) FROM hero a, hero b", nil, lim)
 		})
 	}
 	wg.Wait()

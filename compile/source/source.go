@@ -60,18 +60,24 @@ func Read(ctx context.Context, dir string) ([]*compile.Database, error) {
 
 // readOne reads dir if it is a database folder of a known kind.
 func readOne(ctx context.Context, dir string) (*compile.Database, bool, error) {
+	var (
+		db  *compile.Database
+		err error
+	)
 	switch {
 	case dbt.IsProject(dir):
-		db, err := dbt.Read(dir)
-		return db, true, err
+		db, err = dbt.Read(dir)
 	case livesqlbench.IsDatabase(dir):
-		db, err := livesqlbench.Read(dir)
-		return db, true, err
+		db, err = livesqlbench.Read(dir)
 	case bird.IsDatabase(dir):
-		db, err := bird.Read(ctx, dir)
-		return db, true, err
+		db, err = bird.Read(ctx, dir)
+	default:
+		return nil, false, nil
 	}
-	return nil, false, nil
+	if err == nil {
+		err = compile.ReadQueries(db, dir)
+	}
+	return db, true, err
 }
 
 // ReadCatalog reads a database from its live catalog, then layers the
@@ -92,6 +98,9 @@ func ReadCatalog(ctx context.Context, from, schema, dir string) (*compile.Databa
 	}
 	if err != nil || dir == "" {
 		return db, err
+	}
+	if err := compile.ReadQueries(db, dir); err != nil {
+		return nil, err
 	}
 	if dbt.IsProject(dir) {
 		return db, dbt.Apply(db, dir)

@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	// The SQLite driver registers itself as "sqlite3".
 	_ "github.com/ncruces/go-sqlite3/driver"
@@ -37,8 +38,12 @@ const (
 // Docs are the documentation files, as okf compile reads them.
 var Docs = []string{SchemaFile, MeaningsFile, RulesFile}
 
-//go:embed shop_schema.txt shop_column_meaning_base.json shop_kb.jsonl shop.sql shop_questions.jsonl
+//go:embed shop_schema.txt shop_column_meaning_base.json shop_kb.jsonl shop.sql shop_questions.jsonl queries/*.md
 var files embed.FS
+
+// QueriesDir holds the shop's verified queries, query concepts okf compile
+// copies into the bundle.
+const QueriesDir = "queries"
 
 // Files returns the example's files.
 func Files() fs.FS { return files }
@@ -50,12 +55,19 @@ func WriteDocs(dir string) (string, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return "", fmt.Errorf("creating %s: %w", out, err)
 	}
-	for _, name := range append(append([]string(nil), Docs...), QuestionsFile) {
+	queries, err := fs.Glob(files, QueriesDir+"/*.md")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Join(out, QueriesDir), 0o755); err != nil {
+		return "", fmt.Errorf("creating %s: %w", out, err)
+	}
+	for _, name := range slices.Concat(Docs, []string{QuestionsFile}, queries) {
 		data, err := files.ReadFile(name)
 		if err != nil {
 			return "", err
 		}
-		if err := os.WriteFile(filepath.Join(out, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(out, filepath.FromSlash(name)), data, 0o644); err != nil {
 			return "", fmt.Errorf("writing the example: %w", err)
 		}
 	}

@@ -33,6 +33,8 @@ func TestOneToolContract(t *testing.T) {
 		{"run_sql", `{"database": "shop", "sql": "SELECT ordid, grossamt FROM orders ORDER BY ordid"}`, nil},
 		{"run_sql", `{"database": "shop", "sql": "DELETE FROM orders"}`, nil},
 		{"search", `{"query": "x", "k": 500}`, nil},
+		{"orders_of_customer", `{"customer": 1, "status": "paid"}`, nil},
+		{"run_query", `{"id": "queries/orders-of-customer", "params": {"customer": "1; DROP TABLE orders"}}`, nil},
 	}
 	var turns []llmtest.Turn
 	for _, c := range calls {

@@ -30,6 +30,7 @@ func newEvalRunCmd(e *env) *cobra.Command {
 		concurrency int
 		report      string
 		htmlReport  string
+		promote     string
 	)
 	c := &cobra.Command{
 		Use:   "run --questions <jsonl>",
@@ -49,9 +50,14 @@ strategy and model: accuracy, stop reasons, model calls, tokens, cost and
 SQL errors.
 
 Each question's database is --db if given, else its selected_database
-(db_id for BIRD) looked up in okf.yaml.`,
-		Example: `  okf eval run --questions ../shared/data/bird/questions.jsonl --db superhero --strategies context,engine
-  okf eval run --questions lite_7db_train.jsonl --models mini,haiku --concurrency 4 --report eval.md`,
+(db_id for BIRD) looked up in okf.yaml.
+
+--promote DIR makes every correct answer a draft query concept in
+DIR/<bundle>/queries/ (as okf runs promote does), for a person to review;
+drafts already there are left as they are.`,
+		Example: `  okf eval run --questions bird/questions.jsonl --db superhero --strategies context,engine
+  okf eval run --questions lite_7db_train.jsonl --models mini,haiku --concurrency 4 --report eval.md
+  okf eval run --questions shop_questions.jsonl --db shop --promote bundles`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if questions == "" {
@@ -104,6 +110,11 @@ Each question's database is --db if given, else its selected_database
 			if w := trace.BrokenWarning(a.base.runsDir(), broken); w != "" {
 				fmt.Fprintln(e.stderr, "okf: warning:", w)
 			}
+			if promote != "" {
+				if err := promoteCorrect(e, promote, r.CorrectRuns(tasks), runs); err != nil {
+					return err
+				}
+			}
 			rows := r.Totals(tasks, runs)
 			if report == "" {
 				return eval.WriteMarkdown(e.stdout, len(tasks), rows)
@@ -123,6 +134,7 @@ Each question's database is --db if given, else its selected_database
 	c.Flags().StringSliceVar(&models, "models", nil, "models to compare (comma-separated; default: --model)")
 	c.Flags().IntVar(&concurrency, "concurrency", 1, "questions asked at once (1 keeps a script provider's replies in order)")
 	c.Flags().StringVar(&report, "report", "", "write the markdown report to this file instead of stdout")
+	c.Flags().StringVar(&promote, "promote", "", "write every correct answer as a draft query concept into this folder of bundles")
 	c.Flags().StringVar(&htmlReport, "html", "", "also write the report as a self-contained HTML page with charts (needs --report)")
 	return c
 }

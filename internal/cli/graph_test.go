@@ -15,7 +15,7 @@ func TestGraphCommand(t *testing.T) {
 	}
 	page := filepath.Join(dir, "shop.html")
 	code, _, stderr := run(t, "graph", filepath.Join(dir, "bundles", "shop"), "-o", page, "--today", "2026-07-01")
-	if code != 0 || stderr != "wrote "+page+": 15 concepts, 66 links; open it in a browser\n" {
+	if code != 0 || stderr != "wrote "+page+": 18 concepts, 75 links; open it in a browser\n" {
 		t.Fatalf("graph: exit %d, %q", code, stderr)
 	}
 	html, err := os.ReadFile(page)

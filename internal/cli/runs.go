@@ -19,9 +19,10 @@ func newRunsCmd(e *env) *cobra.Command {
 		dir        string
 		last       int
 		htmlOut    string
+		promoteOut string
 	)
 	c := &cobra.Command{
-		Use:   "runs [show <run> | compare <run> <run>...]",
+		Use:   "runs [show <run> | compare <run> <run>... | promote <run>]",
 		Short: "List, show and compare the agent's recorded runs",
 		Long: `Runs reads the run log (runs/runs.jsonl, one JSON line per okf ask or chat
 question) and lists the runs: id, start, database, strategy, model, stop
@@ -30,7 +31,10 @@ reason, model calls, tokens, cost and question.
 show prints one run step by step: every tool call with its arguments and
 the start of its result, the concepts read, and the summary. compare puts
 runs side by side: calls, concepts read, SQL attempts and errors, tokens,
-cost, times and the submitted SQL.
+cost, times and the submitted SQL. promote turns a run's submitted SQL into
+a draft query concept (docs/queries.md) in <out>/<bundle>/queries/, for a
+person to review: the values the question states become parameters, and
+the draft stays off every tool list until its status is changed.
 
 A <run> is an id (or its first characters), a number of up to four digits
 from the list (1 the oldest, -1 the newest), or last for the newest; a
@@ -43,6 +47,7 @@ the concepts read and the answer.`,
 		Example: `  okf runs
   okf runs show last
   okf runs compare 3f2a1 9c07e
+  okf runs promote last --out bundles
   okf runs show last --html run.html
   okf runs --last 50 --html runs.html`,
 		Args: cobra.ArbitraryArgs,
@@ -96,8 +101,10 @@ the concepts read and the answer.`,
 				fmt.Fprint(e.stdout, trace.Show(picked[0]))
 			case args[0] == "compare" && len(picked) >= 2:
 				fmt.Fprint(e.stdout, trace.Compare(picked))
+			case args[0] == "promote" && len(picked) == 1:
+				return promoteRun(e, picked[0], promoteOut)
 			default:
-				return usageError("runs takes no argument, show <run>, or compare <run> <run>...")
+				return usageError("runs takes no argument, show <run>, compare <run> <run>..., or promote <run>")
 			}
 			return nil
 		},
@@ -105,6 +112,7 @@ the concepts read and the answer.`,
 	c.Flags().StringVar(&configPath, "config", config.DefaultFile, "configuration file naming the runs folder")
 	c.Flags().StringVar(&dir, "runs", "", "the runs folder (default: okf.yaml's agent.runs, else runs)")
 	c.Flags().IntVar(&last, "last", 20, "list only the newest runs (0: all)")
+	c.Flags().StringVar(&promoteOut, "out", "bundles", "promote: the folder of bundles the draft goes into")
 	c.Flags().StringVar(&htmlOut, "html", "", `write the runs as a self-contained HTML page to this file ("-" for standard output)`)
 	return c
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/okf-tools/okf/internal/golden"
@@ -157,6 +158,12 @@ func runScript(t *testing.T, path string) {
 		case "mcp-tools":
 			stdout, stderr, code = mcpTools(t, words[1:]), "", 0
 			ran = true
+		case "mcp-calls":
+			if len(words) < 2 {
+				t.Fatalf("%s:%d: mcp-calls JSON [okf mcp flags]", path, n+1)
+			}
+			stdout, stderr, code = mcpCalls(t, words[1], words[2:]), "", 0
+			ran = true
 		case "sqlite":
 			if len(words) != 3 {
 				t.Fatalf("%s:%d: sqlite FILE SQLFILE", path, n+1)
@@ -275,6 +282,35 @@ func mcpTools(t *testing.T, args []string) string {
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(res.Tools); err != nil {
 		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// mcpCalls makes the calls of a JSON list of {"tool", "arguments"} over
+// okf mcp and prints each: the call, then the text it returned, marked
+// when it is an error.
+func mcpCalls(t *testing.T, list string, args []string) string {
+	t.Helper()
+	var calls []struct {
+		Tool      string         `json:"tool"`
+		Arguments map[string]any `json:"arguments"`
+	}
+	if err := json.Unmarshal([]byte(list), &calls); err != nil {
+		t.Fatalf("mcp-calls: %v", err)
+	}
+	cs := mcpStdio(t, args...)
+	var b strings.Builder
+	for _, c := range calls {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.Tool, Arguments: c.Arguments})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(c.Arguments)
+		fmt.Fprintf(&b, "## %s %s", c.Tool, a)
+		if res.IsError {
+			b.WriteString(" (error)")
+		}
+		fmt.Fprintf(&b, "\n%s\n\n", res.Content[0].(*mcp.TextContent).Text)
 	}
 	return b.String()
 }

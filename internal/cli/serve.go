@@ -162,7 +162,7 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		RateLimit: sc.RateLimit, Burst: sc.Burst, MaxRequestBytes: sc.MaxRequestBytes,
 		MaxSessionsPerGrant: sc.MaxSessionsPerToken, MaxSessions: sc.MaxSessions, SessionIdleTimeout: time.Duration(sc.SessionIdleTimeout),
 		ReadTimeout: time.Duration(sc.ReadTimeout), ShutdownGrace: time.Duration(sc.ShutdownGrace),
-		AllowedHosts: sc.AllowedHosts, AllowedOrigins: sc.AllowedOrigins,
+		AllowedHosts: sc.AllowedHosts, AllowedOrigins: sc.AllowedOrigins, ListedQueries: sc.ListedQueries,
 		Now: func() time.Time {
 			if f.src.today != "" {
 				return now
