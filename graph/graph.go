@@ -1,10 +1,13 @@
-// Package graph draws OKF knowledge as one self-contained HTML page: every
-// concept a node coloured by its type and outlined by its status, every
-// link an arrow, with a search box and a side panel that shows a concept's
-// manifest row and body. The page needs no network: its script and styles
-// are inline, and the knowledge is one JSON block inside it, written in a
-// fixed order so the same knowledge gives the same bytes. The layout is
-// computed by the page's script from a fixed seed.
+// Package graph draws OKF knowledge as one self-contained HTML page that
+// stays readable from ten concepts to tens of thousands: each bundle a
+// labelled card packed to fill the page, each concept a node coloured by
+// its type and outlined by its status, each link an arrow, drawn on a
+// canvas with levels of detail by zoom, a search that flies to what it
+// finds, and a side panel with a concept's manifest row and body. The page
+// needs no network: its script and styles are inline, and the knowledge is
+// one JSON block inside it, written in a fixed order so the same knowledge
+// gives the same bytes. The page's script computes the layout with no
+// randomness, so the same knowledge draws the same picture.
 package graph
 
 import (

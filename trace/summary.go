@@ -16,9 +16,13 @@ func CostText(c *float64) string {
 
 // Summary is the one-line account of a run: calls, tokens, cost, SQL.
 func (r *Record) Summary() string {
-	return fmt.Sprintf("%s · %d model calls · %d tool calls · %d in (%d cached) / %d out (%d reasoning) tokens · %s · %d SQL (%d errors) · %.1fs model + %.1fs waiting",
+	errors := "errors"
+	if r.SQLErrors == 1 {
+		errors = "error"
+	}
+	return fmt.Sprintf("%s · %d model calls · %d tool calls · %d in (%d cached) / %d out (%d reasoning) tokens · %s · %d SQL (%d %s) · %.1fs model + %.1fs waiting",
 		r.StopReason, r.LLMCalls, r.toolTotal(), r.Usage.Input, r.Usage.Cached, r.Usage.Output, r.Usage.Reasoning,
-		CostText(r.Cost), r.SQLAttempts, r.SQLErrors, r.ModelSeconds, r.WaitSeconds)
+		CostText(r.Cost), r.SQLAttempts, r.SQLErrors, errors, r.ModelSeconds, r.WaitSeconds)
 }
 
 func (r *Record) toolTotal() int {

@@ -57,7 +57,7 @@ func TestAskPostgres(t *testing.T) {
 		t.Fatalf("ask: %d\n%s\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stderr, "step 1: run_sql       DELETE FROM orders  -> error") || !strings.Contains(stdout, "10    | 100.5") ||
-		!strings.Contains(stdout, "2 SQL (1 errors)") {
+		!strings.Contains(stdout, "2 SQL (1 error)") {
 		t.Errorf("ask:\n%s\n%s", stdout, stderr)
 	}
 	if sys := srv.Requests()[0]["messages"].([]any)[0].(map[string]any)["content"].(string); !strings.Contains(sys, "shop database (PostgreSQL)") {

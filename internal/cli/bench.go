@@ -14,6 +14,7 @@ import (
 	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/internal/perf"
+	"github.com/okf-tools/okf/internal/synth"
 )
 
 func newBenchCmd(e *env) *cobra.Command {
@@ -22,6 +23,7 @@ func newBenchCmd(e *env) *cobra.Command {
 		rounds int
 		asJSON bool
 		one    int
+		write  string
 
 		bundles   string
 		questions []string
@@ -41,12 +43,19 @@ With --bundles and --questions, it measures a real tenant instead: every
 bundle of the folder in one snapshot, asked each question (LiveSQLBench or
 BIRD JSON lines) without naming a bundle, as a server is asked: index
 build, search and context pack latency (p50, p99, warm) and the mean
-tokens of a pack.`,
+tokens of a pack.
+
+With --write, it measures nothing: it writes the catalogue of one size as a
+folder of bundles, to compile, draw or serve like any other.`,
 		Example: `  okf bench
   okf bench --sizes 500,5000 --json
-  okf bench --bundles ./bundles --questions questions.jsonl --rounds 20`,
+  okf bench --bundles ./bundles --questions questions.jsonl --rounds 20
+  okf bench --sizes 20000 --write catalogue && okf graph catalogue -o catalogue.html`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if write != "" {
+				return writeCatalogue(e, write, sizes)
+			}
 			if bundles != "" || len(questions) > 0 {
 				return benchTenant(e, bundles, questions, rounds, asJSON)
 			}
@@ -100,9 +109,27 @@ tokens of a pack.`,
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	f.StringVar(&bundles, "bundles", "", "measure this folder of bundles, asked --questions, instead of a synthetic catalogue")
 	f.StringArrayVar(&questions, "questions", nil, "a question set (JSON lines) to ask the --bundles; repeat to combine sets")
+	f.StringVar(&write, "write", "", "write the catalogue of one --sizes to this new folder, as bundles, instead of measuring")
 	f.IntVar(&one, "one", 0, "measure one size in this process (used by bench itself)")
 	_ = f.MarkHidden("one")
 	return c
+}
+
+// writeCatalogue writes the synthetic catalogue of one size as bundles.
+func writeCatalogue(e *env, dir string, sizes []int) error {
+	if len(sizes) != 1 || sizes[0] <= 0 {
+		return usageError("--write takes one positive size: --sizes N")
+	}
+	docs := synth.Generate(sizes[0], 1)
+	if err := synth.Write(dir, docs); err != nil {
+		return err
+	}
+	n, noun := (sizes[0]+synth.BundleSize-1)/synth.BundleSize, "bundles"
+	if n == 1 {
+		noun = "bundle"
+	}
+	fmt.Fprintf(e.stderr, "wrote %s: %d concepts in %d %s\n", dir, sizes[0], n, noun)
+	return nil
 }
 
 // benchTenant measures a folder of bundles asked its question sets.

@@ -124,12 +124,13 @@ func newRoot(e *env) *cobra.Command {
 		Long: `okf turns a database's documentation into an Open Knowledge Format (OKF v0.2)
 bundle, checks it, and gives SQL agents the business rules and tables a
 question needs at the lowest token cost.`,
-		Example: `  okf compile ../shared/data/livesqlbench/base-lite --out bundles
-  okf validate --strict bundles/solar
+		Example: `  okf demo
+  okf compile examples/shop --out bundles
+  okf validate --strict bundles/shop
   okf import bundles
-  okf context "Which panels are degrading fastest?"
-  okf sql sqlite:solar.db "SELECT count(*) FROM panel"
-  okf ask "Which panels are degrading fastest?" --db solar`,
+  okf context "Which active customers are not high-value customers?"
+  okf sql sqlite:.demo/shop.db "SELECT region, count(*) FROM customers GROUP BY region"
+  okf ask "Who are the high-value customers?" --db sqlite:.demo/shop.db`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -160,14 +161,39 @@ question needs at the lowest token cost.`,
 		newDemoCmd(e),
 		newGraphCmd(e),
 	)
+	for _, c := range root.Commands() {
+		refuseUnknownSubcommands(c)
+	}
 	return root
+}
+
+// refuseUnknownSubcommands makes a command that only groups others (okf
+// eval) refuse a word that is none of them, which cobra would answer with
+// its help and success, and print its help when given none.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		var names []string
+		for _, sub := range c.Commands() {
+			names = append(names, sub.Name())
+		}
+		return usageError("%q is not a command of okf %s; its commands are %s", args[0], c.Name(), strings.Join(names, ", "))
+	}
 }
 
 func newVersionCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the okf version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the okf version",
+		Long:    "Version prints the release okf was built as, or devel for a build from a checkout.",
+		Example: "  okf version",
+		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintf(e.stdout, "okf %s\n", version())
 			return err

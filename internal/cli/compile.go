@@ -64,9 +64,11 @@ stale_after), and the exit status is 1 when anything drifted.
 
 Exit status: 0 compiled (even with gaps) or no drift, 1 bad input, gaps
 under --strict or drift under --check, 2 bad usage.`,
-		Example: `  okf compile ../shared/data/livesqlbench/base-lite/disaster --out bundles
-  okf compile ../shared/data/livesqlbench/base-lite --out bundles --json
-  okf compile ../shared/data/bird/superhero --out bundles
+		Example: `  okf compile examples/shop --out bundles
+  okf compile livesqlbench-base-lite/disaster --out bundles
+  okf compile livesqlbench-base-lite --out bundles --json
+  okf compile bird/superhero --out bundles
+  okf compile jaffle_shop --out bundles
   okf compile --from postgres://localhost/solar --out bundles
   okf compile --from sqlite:shop.db docs/shop --out bundles
   SOURCE_DATE_EPOCH=1767225600 okf compile base-lite/solar --out bundles

@@ -69,7 +69,8 @@ func TestDemoWithoutAModel(t *testing.T) {
 }
 
 // The replayed conversation shipped with the example still answers shop_5
-// correctly on the example database.
+// correctly on the example database, repairing exactly one SQL error: its
+// second query, once run_sql took a database, failed too.
 func TestDemoReplay(t *testing.T) {
 	replay, err := filepath.Abs("../../examples/shop/replay_shop_5.jsonl")
 	if err != nil {
@@ -78,7 +79,8 @@ func TestDemoReplay(t *testing.T) {
 	t.Chdir(t.TempDir())
 	code, out, stderr := run(t, "demo", "--question", "shop_5", "--model", "script/"+replay)
 	if code != 0 || !strings.Contains(out, "step 2: run_sql") || !strings.Contains(out, "  -> error\n") ||
-		!strings.Contains(out, "The gold SQL of shop_5 gives the same rows: correct.") {
+		!strings.Contains(out, "The gold SQL of shop_5 gives the same rows: correct.") ||
+		strings.Count(out, "  -> error\n") != 1 || !strings.Contains(out, " · 3 SQL (1 error) · ") {
 		t.Errorf("replay: exit %d, %s\n%s", code, stderr, out)
 	}
 }

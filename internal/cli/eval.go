@@ -15,6 +15,12 @@ func newEvalCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "eval",
 		Short: "Measure retrieval quality and token cost, and the agent's execution accuracy",
+		Long: `Eval measures okf on a question set: retrieval scores each way of reading
+knowledge with no model (recall of the gold rules, tables and columns, and
+the tokens read); run asks the agent every question and scores its answers
+against the gold SQL's rows.`,
+		Example: `  okf eval retrieval --bundles bundles --questions examples/shop/shop_questions.jsonl --raw examples
+  okf eval run --questions examples/shop/shop_questions.jsonl --db sqlite:.demo/shop.db --strategies context,engine`,
 	}
 	c.AddCommand(newEvalRetrievalCmd(e))
 	c.AddCommand(newEvalRunCmd(e))

@@ -22,14 +22,17 @@ func newGraphCmd(e *env) *cobra.Command {
 		Use:   "graph <bundle> [-o page.html]",
 		Short: "Draw a bundle's concepts and links as one self-contained HTML page",
 		Long: `Graph writes one HTML page that draws the concepts of a bundle (or of a
-folder of bundles) and the links between them: a node a concept, coloured by
-its type and outlined by its status (draft dashed, deprecated faded, stale
-red), an arrow a link. Type in the search box to pick concepts out; click
-one to read its manifest row and body in the side panel, and follow its
-links from there. The page uses no network: script, styles and knowledge
-are all inside it. The same bundle gives the same bytes (decide stale
-statuses with --today for that).`,
+folder of bundles) and the links between them: each bundle a labelled card,
+a node a concept, coloured by its type and outlined by its status (draft
+dashed, deprecated faded, stale red), an arrow a link. Zoomed out the page
+shows the cards and their names; zooming in brings the links, the concepts'
+names and the arrows. The search box counts the matches on each card and
+flies to the one picked; click a concept to read its manifest row and body
+in the side panel, and follow its links from there. The page uses no
+network: script, styles and knowledge are all inside it. The same bundle
+gives the same bytes (decide stale statuses with --today for that).`,
 		Example: `  okf graph bundles/shop -o shop.html
+  okf graph bundles -o tenant.html
   okf graph bundles --bundle disaster --bundle solar -o two.html
   okf graph bundles/shop -o - > shop.html`,
 		Args: exactArgs(1, "one bundle folder (or a folder of bundles)"),

@@ -63,6 +63,31 @@ func TestGraphCommand(t *testing.T) {
 	}
 }
 
+// okf bench --write gives the synthetic catalogue as bundles, which okf
+// graph draws whole, a card a bundle.
+func TestGraphOfTheSyntheticCatalogue(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "catalogue")
+	if code, _, stderr := run(t, "bench", "--sizes", "1200", "--write", dir); code != 0 || stderr != "wrote "+dir+": 1200 concepts in 3 bundles\n" {
+		t.Fatalf("bench --write: exit %d, %q", code, stderr)
+	}
+	code, page, stderr := run(t, "graph", dir, "-o", "-", "--today", "2026-07-01")
+	if code != 0 || !strings.Contains(page, `<title>catalogue</title>`) || strings.Count(page, `"bundle": "b002"`) != 200 {
+		t.Errorf("graph of the catalogue: exit %d, %s", code, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"bench", "--sizes", "1200", "--write", dir}, 1, "is not empty"},
+		{[]string{"bench", "--sizes", "500,5000", "--write", dir}, 2, "--write takes one positive size"},
+	} {
+		if code, _, stderr := run(t, c.args...); code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, stderr, c.code, c.msg)
+		}
+	}
+}
+
 // umask is the process's file-creation mask, from /proc (Linux), or 0.
 func umask() os.FileMode {
 	data, _ := os.ReadFile("/proc/self/status")

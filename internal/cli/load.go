@@ -32,9 +32,9 @@ missing or not a key is left out, unless --add-missing-keys adds the column
 or a unique constraint. Everything runs in one transaction.
 
 --print writes the DDL to stdout instead of running it.`,
-		Example: `  okf load ../shared/data/livesqlbench/base-lite/solar --into postgres://localhost/solar
-  okf load ../shared/data/livesqlbench/base-lite/museum --into sqlite:museum.db --add-missing-keys
-  okf load ../shared/data/livesqlbench/base-lite/credit --print postgres --enums-from-meanings`,
+		Example: `  okf load livesqlbench-base-lite/solar --into postgres://localhost/solar
+  okf load livesqlbench-base-lite/museum --into sqlite:museum.db --add-missing-keys
+  okf load livesqlbench-base-lite/credit --print postgres --enums-from-meanings`,
 		Args: exactArgs(1, "one database folder"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if (into == "") == (print == "") {

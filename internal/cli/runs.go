@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -72,6 +71,11 @@ the concepts read and the answer.`,
 			if w := trace.BrokenWarning(dir, broken); w != "" {
 				fmt.Fprintln(e.stderr, "okf: warning:", w)
 			}
+			// Naming a run in an empty log is not bad usage: say where
+			// runs would be and what records them.
+			if len(runs) == 0 && (len(args) > 1 || htmlOut != "") {
+				return fmt.Errorf("there are no runs yet in %s: okf ask and okf chat record one a question", filepath.Join(dir, trace.File))
+			}
 			if htmlOut != "" {
 				return writeRunsHTML(e, htmlOut, runs, args, last)
 			}
@@ -140,9 +144,6 @@ func writeRunsHTML(e *env, out string, runs []trace.Record, args []string, last 
 		}
 	default:
 		return usageError("runs takes no argument, show <run>, or compare <run> <run>...")
-	}
-	if len(picked) == 0 {
-		return errors.New("no runs to show")
 	}
 	title := "okf runs"
 	if len(picked) == 1 {

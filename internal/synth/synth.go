@@ -7,8 +7,12 @@
 package synth
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -51,6 +55,29 @@ func Generate(n int, seed uint64) []Doc {
 		docs = append(docs, Doc{Bundle: bundle, Path: "index.md", Content: []byte(index.String())})
 	}
 	return docs
+}
+
+// Write writes docs as a folder of bundles under dir (dir/b000/tables/…),
+// so the catalogue reads as any folder okf compiles or draws. dir must be
+// new or empty, so a catalogue is never mixed into other files.
+func Write(dir string, docs []Doc) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%s is not empty: give a new or empty folder for the catalogue", dir)
+	}
+	for _, d := range docs {
+		p := filepath.Join(dir, d.Bundle, filepath.FromSlash(d.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, d.Content, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func tableName(i int) string {

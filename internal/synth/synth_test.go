@@ -2,6 +2,9 @@ package synth
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/okf-tools/okf"
@@ -39,5 +42,25 @@ func TestGenerateIsDeterministicAndConformant(t *testing.T) {
 	b1 := okf.NewBundle(docs)
 	if out := b1.Outbound(b1.Concepts()[0].ID()); len(out) == 0 {
 		t.Error("a generated table links to no other table")
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	docs := Generate(BundleSize+3, 1)
+	if err := Write(dir, docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []Doc{docs[0], docs[len(docs)-1]} {
+		got, err := os.ReadFile(filepath.Join(dir, d.Bundle, d.Path))
+		if err != nil || !bytes.Equal(got, d.Content) {
+			t.Errorf("%s/%s: %v", d.Bundle, d.Path, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b001", "index.md")); err != nil {
+		t.Errorf("the second bundle has no index: %v", err)
+	}
+	if err := Write(dir, docs); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("writing into a folder with files: %v", err)
 	}
 }
