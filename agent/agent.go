@@ -103,10 +103,17 @@ type Event struct {
 	Step int
 	// Thinking is sent before each model call.
 	Thinking bool
-	// Call is a tool call that just finished; nil with Nudged set when the
-	// model answered in text.
-	Call   *trace.Call
-	Nudged bool
+	// Text is a piece of the model's text as it arrives.
+	Text string
+	// Pending is a tool call the model has finished writing, about to
+	// run; Call is the same call once it has run (nil with Nudged set when
+	// the model answered in text).
+	Pending *trace.Call
+	Call    *trace.Call
+	Nudged  bool
+	// Truncated says the reply was cut at the output token limit: its
+	// calls are not run, and the model is asked once to go on.
+	Truncated bool
 }
 
 // Outcome is a finished run: its record, and the rows of the submitted
@@ -143,6 +150,9 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 		rec.Model = cfg.Model.Name()
 		if p, ok := cfg.Model.(interface{ Provider() string }); ok {
 			rec.Provider = p.Provider()
+		}
+		if m, ok := cfg.Model.(interface{ ModelID() string }); ok {
+			rec.ModelID = m.ModelID()
 		}
 	}
 	rec.ID = trace.NewID(started, question, cfg.Database, rec.Strategy, rec.Model)
@@ -191,14 +201,17 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 			rec.Cost = &cost
 		}
 	}()
+	continued := false
 	for n := 1; n <= cfg.MaxSteps; n++ {
 		cfg.emit(Event{Step: n, Thinking: true})
+		req.Stream = cfg.stream(n)
 		resp, err := cfg.Model.Chat(ctx, req)
 		if err != nil {
 			// A call that never answered still took its time.
 			var ce *llm.CallError
 			if errors.As(err, &ce) {
 				rec.WaitSeconds += ce.Waited.Seconds()
+				rec.RequestID = ce.RequestID
 			}
 			fail("%v", err)
 			return out
@@ -217,7 +230,22 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 		}
 		step := trace.Step{
 			N: n, Text: trace.Cut(resp.Message.Content, cfg.ResultBytes), Usage: resp.Usage, Cost: resp.Cost,
-			ModelMS: resp.ModelTime.Milliseconds(), WaitMS: resp.Waited.Milliseconds(), Retries: resp.Retries,
+			ModelMS: resp.ModelTime.Milliseconds(), WaitMS: resp.Waited.Milliseconds(), Retries: resp.Retries, RequestID: resp.RequestID,
+		}
+		if resp.Truncated() {
+			// Cut anywhere: a tool call's arguments, a submitted answer.
+			// Nothing of it runs; the model may go on once, more briefly.
+			step.Truncated = true
+			rec.Steps = append(rec.Steps, step)
+			cfg.emit(Event{Step: n, Truncated: true})
+			if continued {
+				rec.StopReason = trace.Truncated
+				rec.Error = "the model's reply was cut at its output token limit again after it was asked to go on more briefly; raise max_tokens in okf.yaml"
+				return out
+			}
+			continued = true
+			req.Messages = append(req.Messages, llm.Message{Role: llm.Assistant, Content: resp.Message.Content}, llm.Message{Role: llm.User, Content: goOn})
+			continue
 		}
 		req.Messages = append(req.Messages, resp.Message)
 		if len(resp.Message.ToolCalls) == 0 {
@@ -254,6 +282,24 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 	}
 	rec.StopReason = trace.StepLimit
 	return out
+}
+
+// goOn is what the model is told after a reply cut at its output limit.
+const goOn = "Your last reply was cut off at the output token limit, so none of its tool calls ran. " +
+	"Go on more briefly: one tool call at a time, or submit_answer with a shorter answer."
+
+// stream is the stream of step n's reply when someone listens: its text
+// as it arrives, and each tool call once written.
+func (c *Config) stream(n int) *llm.Stream {
+	if c.OnEvent == nil {
+		return nil
+	}
+	return &llm.Stream{
+		OnText: func(t string) { c.emit(Event{Step: n, Text: t}) },
+		OnToolCall: func(tc llm.ToolCall) {
+			c.emit(Event{Step: n, Pending: &trace.Call{Tool: tc.Name, Arguments: tc.Arguments}})
+		},
+	}
 }
 
 // promptKnowledge is the question-independent knowledge that goes into the

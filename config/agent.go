@@ -46,6 +46,8 @@ type Model struct {
 	MaxTokens  int        `yaml:"max_tokens"`
 	Temp       *float64   `yaml:"temperature"`
 	Price      *llm.Price `yaml:"price"` // USD per million tokens; overrides the built-in table
+	// NoStream asks for whole replies, for endpoints that do not stream.
+	NoStream bool `yaml:"no_stream"`
 	// Line is where the entry starts in the file, for error messages.
 	Line int `yaml:"-"`
 }
@@ -148,6 +150,7 @@ func (a Agent) ModelConfig(ref string, lookup func(string) (string, bool)) (llm.
 	c := llm.Config{
 		Name: m.Name, Provider: m.Provider, Model: m.Model, BaseURL: m.BaseURL, Script: m.Script,
 		Timeout: time.Duration(m.Timeout), MaxRetries: m.MaxRetries, MaxTokens: m.MaxTokens, Temperature: m.Temp, Price: m.Price,
+		NoStream: m.NoStream,
 	}
 	c.KeyEnv = m.APIKeyEnv
 	if c.KeyEnv == "" {

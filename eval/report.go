@@ -23,12 +23,12 @@ func (r Totals) costText() string {
 func WriteMarkdown(w io.Writer, questions int, rows []Totals) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Execution accuracy\n\n%d questions.\n\n", questions)
-	b.WriteString("| strategy | model | scored | correct | accuracy | submitted | declined | step limit | error | model calls | input tokens | output tokens | cost | SQL errors |\n")
-	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| strategy | model | scored | correct | accuracy | submitted | declined | step limit | truncated | error | model calls | input tokens | output tokens | cost | SQL errors |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, c := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.1f%% | %d | %d | %d | %d | %d | %d | %d | %s | %d |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.1f%% | %d | %d | %d | %d | %d | %d | %d | %d | %s | %d |\n",
 			c.Strategy, c.Model, c.Scored, c.Correct, c.accuracy(), c.Stops[trace.Submitted], c.Stops[trace.Declined],
-			c.Stops[trace.StepLimit], c.Stops[trace.Failed], c.Calls, c.In, c.Out, c.costText(), c.SQLErrors)
+			c.Stops[trace.StepLimit], c.Stops[trace.Truncated], c.Stops[trace.Failed], c.Calls, c.In, c.Out, c.costText(), c.SQLErrors)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 )
 
-// anthropic speaks the Messages API. The system prompt and the tools are
-// marked as a cache breakpoint, so later calls of a run read them from the
-// provider's prompt cache.
+// anthropic speaks the Messages API. The system prompt, the tools and the
+// conversation's last user turns are marked as cache breakpoints, so each
+// later call of a run reads what came before from the provider's prompt
+// cache.
 type anthropic struct{ httpModel }
 
 // anthropicVersion is the API version the wire format follows.
@@ -50,21 +52,59 @@ type anRequest struct {
 	Messages    []anMessage `json:"messages"`
 	Tools       []anTool    `json:"tools,omitempty"`
 	Temperature *float64    `json:"temperature,omitempty"`
+	Stream      bool        `json:"stream,omitempty"`
 }
 
 type anResponse struct {
 	Model      string    `json:"model"`
 	Content    []anBlock `json:"content"`
 	StopReason string    `json:"stop_reason"`
-	Usage      *struct {
-		InputTokens              int `json:"input_tokens"`
-		OutputTokens             int `json:"output_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	} `json:"usage"`
+	Usage      *anUsage  `json:"usage"`
+}
+
+type anUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
 }
 
 func (m *anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
+	body := m.body(req)
+	stream := req.Stream != nil && !m.c.NoStream
+	body.Stream = stream
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: encoding the request: %w", m.c.Name, err)
+	}
+	headers := map[string]string{"anthropic-version": anthropicVersion}
+	if m.c.APIKey != "" {
+		headers["x-api-key"] = m.c.APIKey
+	}
+	acc := anStream{stream: req.Stream, model: m.c.Name}
+	var consume func(io.Reader) error
+	if stream {
+		consume = acc.read
+	}
+	a, err := m.post(ctx, strings.TrimSuffix(m.c.BaseURL, "/")+"/v1/messages", headers, data, consume, anthropicError)
+	if err != nil {
+		return nil, err
+	}
+	r := acc.reply
+	if !stream {
+		if err := json.Unmarshal(a.body, &r); err != nil {
+			return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
+		}
+	}
+	out := m.response(&r, a)
+	if !stream {
+		req.Stream.replay(out.Message)
+	}
+	return out, nil
+}
+
+// body is the request for the Messages API.
+func (m *anthropic) body(req *Request) anRequest {
 	ephemeral := &anCache{Type: "ephemeral"}
 	body := anRequest{Model: m.c.Model, MaxTokens: m.c.MaxTokens, Temperature: m.c.Temperature}
 	if req.System != "" {
@@ -111,24 +151,34 @@ func (m *anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
 		}
 		body.Messages = append(body.Messages, anMessage{Role: role, Content: blocks})
 	}
-	data, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("model %s: encoding the request: %w", m.c.Name, err)
+	markConversation(body.Messages, ephemeral)
+	return body
+}
+
+// conversationBreakpoints is how many cache breakpoints go on the
+// conversation: the API allows four, and the system prompt and the tools
+// take two.
+const conversationBreakpoints = 2
+
+// markConversation puts cache breakpoints on the last block of the last
+// user turns, so that each call of a run reads every earlier step from
+// the provider's prompt cache and writes only what it adds: the newest
+// turn writes the cache the next call reads, and the one before it is
+// where this call finds the last one's.
+func markConversation(msgs []anMessage, c *anCache) {
+	left := conversationBreakpoints
+	for i := len(msgs) - 1; i >= 0 && left > 0; i-- {
+		if msgs[i].Role == "user" && len(msgs[i].Content) > 0 {
+			msgs[i].Content[len(msgs[i].Content)-1].CacheControl = c
+			left--
+		}
 	}
-	headers := map[string]string{"anthropic-version": anthropicVersion}
-	if m.c.APIKey != "" {
-		headers["x-api-key"] = m.c.APIKey
-	}
-	a, err := m.post(ctx, strings.TrimSuffix(m.c.BaseURL, "/")+"/v1/messages", headers, data, anthropicError)
-	if err != nil {
-		return nil, err
-	}
-	var r anResponse
-	if err := json.Unmarshal(a.body, &r); err != nil {
-		return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
-	}
+}
+
+// response reads a reply, whole or assembled from a stream.
+func (m *anthropic) response(r *anResponse, a *attempt) *Response {
 	out := &Response{
-		Model: r.Model, Finish: r.StopReason,
+		Model: r.Model, Finish: r.StopReason, RequestID: a.requestID,
 		ModelTime: a.modelTime, Waited: a.waited, Retries: a.retries,
 		Message: Message{Role: Assistant},
 	}
@@ -138,16 +188,12 @@ func (m *anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
 		case "text":
 			text = append(text, b.Text)
 		case "tool_use":
-			args := string(b.Input)
-			if args == "" {
-				args = "{}"
-			}
-			out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
+			out.Message.ToolCalls = append(out.Message.ToolCalls, b.toolCall())
 		}
 	}
 	out.Message.Content = strings.Join(text, "\n")
 	if r.Usage == nil {
-		return out, nil // no usage, no price: the cost is unknown, not 0
+		return out // no usage, no price: the cost is unknown, not 0
 	}
 	u := r.Usage
 	out.Usage = Usage{
@@ -157,7 +203,136 @@ func (m *anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
 		CacheWrite: u.CacheCreationInputTokens,
 	}
 	out.Cost = m.c.Price.Cost(out.Usage)
-	return out, nil
+	return out
+}
+
+// toolCall is a tool_use block as a call, its input compacted so that it
+// reads the same streamed and whole.
+func (b anBlock) toolCall() ToolCall {
+	args := compactJSON(string(b.Input))
+	if strings.TrimSpace(args) == "" {
+		args = "{}"
+	}
+	return ToolCall{ID: b.ID, Name: b.Name, Arguments: args}
+}
+
+// anStream assembles a streamed reply (message_start, content_block_*,
+// message_delta events) into the reply the same answer gives whole,
+// telling stream as it goes.
+type anStream struct {
+	stream *Stream
+	model  string
+	reply  anResponse
+	input  []strings.Builder // each block's partial_json
+}
+
+type anEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message *struct {
+		Model string   `json:"model"`
+		Usage *anUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock *anBlock `json:"content_block"`
+	Delta        *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *struct {
+		OutputTokens int `json:"output_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// maxStreamBlocks bounds the content blocks of one streamed reply.
+const maxStreamBlocks = 256
+
+func (s *anStream) read(r io.Reader) error {
+	return readEvents(r, func(_, data string) error {
+		var e anEvent
+		if err := json.Unmarshal([]byte(data), &e); err != nil {
+			return fmt.Errorf("model %s: malformed event: %w", s.model, err)
+		}
+		block := func() (*anBlock, error) {
+			if e.Index < 0 || e.Index >= len(s.reply.Content) {
+				return nil, fmt.Errorf("model %s: malformed event: %s for block %d of %d", s.model, e.Type, e.Index, len(s.reply.Content))
+			}
+			return &s.reply.Content[e.Index], nil
+		}
+		switch e.Type {
+		case "message_start":
+			if e.Message != nil {
+				s.reply.Model = e.Message.Model
+				s.reply.Usage = e.Message.Usage
+			}
+		case "content_block_start":
+			if e.ContentBlock == nil || e.Index != len(s.reply.Content) || e.Index >= maxStreamBlocks {
+				return fmt.Errorf("model %s: malformed event: block %d starts after %d", s.model, e.Index, len(s.reply.Content))
+			}
+			b := *e.ContentBlock
+			if b.Type == "text" && s.hasText() {
+				s.stream.text("\n")
+			}
+			if b.Type == "text" {
+				s.stream.text(b.Text)
+			}
+			b.Input = nil
+			s.reply.Content = append(s.reply.Content, b)
+			s.input = append(s.input, strings.Builder{})
+		case "content_block_delta":
+			b, err := block()
+			if err != nil || e.Delta == nil {
+				return err
+			}
+			switch e.Delta.Type {
+			case "text_delta":
+				b.Text += e.Delta.Text
+				s.stream.text(e.Delta.Text)
+			case "input_json_delta":
+				s.input[e.Index].WriteString(e.Delta.PartialJSON)
+			}
+		case "content_block_stop":
+			b, err := block()
+			if err != nil {
+				return err
+			}
+			if b.Type == "tool_use" {
+				b.Input = json.RawMessage(s.input[e.Index].String())
+				s.stream.toolCall(b.toolCall())
+			}
+		case "message_delta":
+			if e.Delta != nil && e.Delta.StopReason != "" {
+				s.reply.StopReason = e.Delta.StopReason
+			}
+			if e.Usage != nil && s.reply.Usage != nil {
+				s.reply.Usage.OutputTokens = e.Usage.OutputTokens
+			}
+		case "message_stop":
+			return io.EOF
+		case "error":
+			if e.Error != nil {
+				return streamError(s.model, e.Error.Type, e.Error.Message)
+			}
+			return streamError(s.model, "", data)
+		}
+		return nil
+	})
+}
+
+// hasText reports whether a text block came before the one starting, so
+// that the stream hears the line break the whole reply joins them with.
+func (s *anStream) hasText() bool {
+	for _, b := range s.reply.Content {
+		if b.Type == "text" {
+			return true
+		}
+	}
+	return false
 }
 
 // anthropicError reads {"type": "error", "error": {"type": ..., "message": ...}}.

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -20,6 +22,9 @@ func (m *httpModel) Name() string { return m.c.Name }
 // Provider is the wire format the model speaks.
 func (m *httpModel) Provider() string { return m.c.Provider }
 
+// ModelID is the model's id at the provider.
+func (m *httpModel) ModelID() string { return m.c.Model }
+
 // StatusError is a reply with an HTTP error status.
 type StatusError struct {
 	Model  string
@@ -27,12 +32,18 @@ type StatusError struct {
 	// Type and Message are the provider's error type and message, when
 	// the body held them.
 	Type, Message string
+	// RequestID is the provider's id of the request (x-request-id,
+	// request-id), to quote to the provider.
+	RequestID string
 }
 
 func (e *StatusError) Error() string {
 	msg := e.Message
 	if msg == "" {
 		msg = http.StatusText(e.Status)
+	}
+	if e.RequestID != "" {
+		msg += " (request id " + e.RequestID + ")"
 	}
 	switch e.Status {
 	case http.StatusUnauthorized, http.StatusForbidden:
@@ -43,18 +54,37 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("model %s: HTTP %d: %s", e.Model, e.Status, msg)
 }
 
-// retryable reports whether a status is worth another attempt: rate
-// limits, server errors and Anthropic's 529 "overloaded".
-func retryable(status int) bool {
-	return status == http.StatusTooManyRequests || status >= 500
+// retryable reports whether a reply is worth another attempt, as the
+// official SDKs decide: the server's x-should-retry when it says, else
+// timeouts (408), lock conflicts (409), rate limits (429) and server
+// errors, Anthropic's 529 "overloaded" among them.
+func retryable(status int, h http.Header) bool {
+	switch strings.ToLower(h.Get("X-Should-Retry")) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return status == http.StatusRequestTimeout || status == http.StatusConflict || status == http.StatusTooManyRequests || status >= 500
+}
+
+// requestID is the provider's id of a request, from its reply's headers.
+func requestID(h http.Header) string {
+	for _, k := range []string{"X-Request-Id", "Request-Id"} {
+		if v := h.Get(k); v != "" {
+			return truncate(v, 200)
+		}
+	}
+	return ""
 }
 
 // attempt is the outcome of posting a request, with retries.
 type attempt struct {
-	body      []byte
+	body      []byte // the reply, when read whole
 	modelTime time.Duration
 	waited    time.Duration
 	retries   int
+	requestID string
 }
 
 // CallError is a call that failed, with the time it took: what a run
@@ -64,33 +94,48 @@ type CallError struct {
 	// Waited is the time spent on the failed attempts and between them.
 	Waited  time.Duration
 	Retries int
+	// RequestID is the provider's id of the last failed attempt, if it
+	// gave one.
+	RequestID string
 }
 
 func (e *CallError) Error() string { return e.Err.Error() }
 func (e *CallError) Unwrap() error { return e.Err }
 
-// post sends body to url with headers, retrying on 429 and 5xx with the
-// delay the server asks for (Retry-After) or an exponential backoff.
+// post sends body to url with headers, retrying as retryable says with
+// the delay the server asks for (retry-after-ms, Retry-After) or a
+// jittered exponential backoff. consume, when set, reads a 200 reply's
+// body as a stream of events as they arrive, and a stream that fails once
+// it has begun is not retried, since what it gave may already be shown;
+// without it the reply is read whole into the attempt's body.
 // parseErr turns an error body into a type and message. Its errors are
 // *CallError.
-func (m *httpModel) post(ctx context.Context, url string, headers map[string]string, body []byte, parseErr func([]byte) (string, string)) (*attempt, error) {
+func (m *httpModel) post(ctx context.Context, url string, headers map[string]string, body []byte, consume func(io.Reader) error,
+	parseErr func([]byte) (string, string)) (*attempt, error) {
 	var a attempt
-	if err := m.tryPost(ctx, url, headers, body, parseErr, &a); err != nil {
-		return nil, &CallError{Err: err, Waited: a.waited, Retries: a.retries}
+	if err := m.tryPost(ctx, url, headers, body, consume, parseErr, &a); err != nil {
+		return nil, &CallError{Err: err, Waited: a.waited, Retries: a.retries, RequestID: a.requestID}
 	}
 	return &a, nil
 }
 
-func (m *httpModel) tryPost(ctx context.Context, url string, headers map[string]string, body []byte, parseErr func([]byte) (string, string), a *attempt) error {
+// maxReply bounds a reply body read whole, and an error body.
+const maxReply = 32 << 20
+
+func (m *httpModel) tryPost(ctx context.Context, url string, headers map[string]string, body []byte, consume func(io.Reader) error,
+	parseErr func([]byte) (string, string), a *attempt) error {
 	for try := 0; ; try++ {
 		start := time.Now()
-		status, reply, hdr, err := m.once(ctx, url, headers, body)
+		status, reply, hdr, streamed, err := m.once(ctx, url, headers, body, consume)
 		took := time.Since(start)
 		if err == nil && status == http.StatusOK {
-			a.body, a.modelTime = reply, took
+			a.body, a.modelTime, a.requestID = reply, took, requestID(hdr)
 			return nil
 		}
 		a.waited += took
+		if hdr != nil {
+			a.requestID = requestID(hdr)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("model %s: %w", m.c.Name, ctx.Err())
@@ -98,12 +143,15 @@ func (m *httpModel) tryPost(ctx context.Context, url string, headers map[string]
 			if errors.Is(err, context.DeadlineExceeded) {
 				return fmt.Errorf("model %s: no answer within %s (set timeout in okf.yaml)", m.c.Name, m.c.Timeout)
 			}
+			if streamed {
+				return fmt.Errorf("model %s: the reply broke off: %w", m.c.Name, err)
+			}
 		}
 		var serr error = err
 		if err == nil {
 			typ, msg := parseErr(reply)
-			serr = &StatusError{Model: m.c.Name, Status: status, Type: typ, Message: msg}
-			if !retryable(status) {
+			serr = &StatusError{Model: m.c.Name, Status: status, Type: typ, Message: msg, RequestID: requestID(hdr)}
+			if !retryable(status, hdr) {
 				return serr
 			}
 		} else {
@@ -124,12 +172,15 @@ func (m *httpModel) tryPost(ctx context.Context, url string, headers map[string]
 	}
 }
 
-func (m *httpModel) once(ctx context.Context, url string, headers map[string]string, body []byte) (int, []byte, http.Header, error) {
+// once makes one attempt: a 200 reply goes to consume when there is one
+// (streamed reports that it began); any other reply comes back with its
+// body.
+func (m *httpModel) once(ctx context.Context, url string, headers map[string]string, body []byte, consume func(io.Reader) error) (status int, reply []byte, h http.Header, streamed bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, m.c.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, nil, nil, false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range headers {
@@ -137,23 +188,30 @@ func (m *httpModel) once(ctx context.Context, url string, headers map[string]str
 	}
 	resp, err := m.c.HTTP.Do(req)
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, nil, nil, false, err
 	}
 	defer resp.Body.Close()
-	reply, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		return 0, nil, nil, err
+	if resp.StatusCode != http.StatusOK || consume == nil {
+		reply, err = io.ReadAll(io.LimitReader(resp.Body, maxReply))
+		return resp.StatusCode, reply, resp.Header, false, err
 	}
-	return resp.StatusCode, reply, resp.Header, nil
+	return resp.StatusCode, nil, resp.Header, true, consume(resp.Body)
 }
 
 // maxBackoff caps any single wait, the server's Retry-After included.
 const maxBackoff = 5 * time.Minute
 
-// backoff is the wait before attempt try+1: the server's Retry-After
-// (seconds or an HTTP date) when given, else 1s, 2s, 4s, … up to a minute.
+// backoff is the wait before attempt try+1: the server's retry-after-ms
+// or Retry-After (seconds or an HTTP date) when given, else 1s, 2s, 4s, …
+// up to a minute, each less up to a quarter at random, so that clients
+// refused together do not come back together.
 func backoff(try int, h http.Header) time.Duration {
 	if h != nil {
+		if v := h.Get("Retry-After-Ms"); v != "" {
+			if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+				return min(time.Duration(ms*float64(time.Millisecond)), maxBackoff)
+			}
+		}
 		if v := h.Get("Retry-After"); v != "" {
 			if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
 				return min(time.Duration(s*float64(time.Second)), maxBackoff)
@@ -163,5 +221,6 @@ func backoff(try int, h http.Header) time.Duration {
 			}
 		}
 	}
-	return min(time.Second<<min(try, 6), time.Minute)
+	d := min(time.Second<<min(try, 6), time.Minute)
+	return d - time.Duration(rand.Float64()*float64(d)/4)
 }

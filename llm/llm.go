@@ -66,6 +66,10 @@ type Request struct {
 	System   string
 	Tools    []Tool
 	Messages []Message
+	// Stream, when set, hears the reply as it is written (Config.NoStream
+	// turns the wire's streaming off; the stream then hears the whole
+	// reply at once).
+	Stream *Stream
 }
 
 // Usage is what the provider reported for a call. Input counts every prompt
@@ -101,6 +105,14 @@ type Response struct {
 	Model string
 	// Finish is the provider's stop reason, as it wrote it.
 	Finish string
+	// RequestID is the provider's id of the request, when it gave one.
+	RequestID string
+}
+
+// Truncated reports whether the reply stopped at the output token limit
+// (MaxTokens): its text or its last tool call may be cut short.
+func (r *Response) Truncated() bool {
+	return r.Finish == "length" || r.Finish == "max_tokens"
 }
 
 // Client is a chat model.
@@ -128,10 +140,13 @@ type Config struct {
 	// error messages.
 	APIKey, KeyEnv string
 	// Script is the conversation file the script provider replays.
-	Script      string
-	Timeout     time.Duration // per attempt; default 2m
-	MaxRetries  int           // on 429 and 5xx; default 5, negative for none
-	MaxTokens   int           // output cap; default 4096
+	Script     string
+	Timeout    time.Duration // per attempt; default 2m
+	MaxRetries int           // on 429 and 5xx; default 5, negative for none
+	MaxTokens  int           // output cap; default 4096
+	// NoStream asks for whole replies even when a Request has a Stream,
+	// for endpoints that do not stream.
+	NoStream    bool
 	Temperature *float64
 	// Price overrides the built-in price table.
 	Price *Price

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,11 +178,11 @@ func TestRetriesWaitApart(t *testing.T) {
 			if resp.Message.Content != "done" || resp.Retries != 2 {
 				t.Errorf("content, retries = %q, %d", resp.Message.Content, resp.Retries)
 			}
-			if len(waits) != 2 || waits[0] != 7*time.Second || waits[1] != 2*time.Second {
-				t.Errorf("waits = %v, want [7s 2s] (Retry-After, then backoff)", waits)
+			if len(waits) != 2 || waits[0] != 7*time.Second || waits[1] < 1500*time.Millisecond || waits[1] > 2*time.Second {
+				t.Errorf("waits = %v, want [7s 1.5-2s] (Retry-After, then a jittered backoff)", waits)
 			}
-			if resp.Waited < 9*time.Second {
-				t.Errorf("waited = %v, want at least the 9s of waits", resp.Waited)
+			if resp.Waited < 8500*time.Millisecond {
+				t.Errorf("waited = %v, want at least the 8.5s of waits", resp.Waited)
 			}
 			if resp.Cost != nil {
 				t.Errorf("cost = %v for a model with no price, want unknown", *resp.Cost)
@@ -375,5 +376,54 @@ func TestFailedCallsKeepTheirTime(t *testing.T) {
 	var ce *llm.CallError
 	if !errors.As(err, &ce) || ce.Retries != 1 || ce.Waited < waits[0] {
 		t.Errorf("err = %#v", err)
+	}
+}
+
+// TestRetrySemantics: retries as the official SDKs make them. The
+// server's x-should-retry decides when it is sent; 408 and 409 are
+// retried; retry-after-ms is honoured; the request id of the last failure
+// reaches the error.
+func TestRetrySemantics(t *testing.T) {
+	id := func(s string) map[string]string { return map[string]string{"x-request-id": s} }
+	cases := []struct {
+		name     string
+		turns    []llmtest.Turn
+		requests int
+		waits    []time.Duration
+		err      string
+	}{
+		{"x-should-retry false stops a 503", []llmtest.Turn{{Status: 503, Header: map[string]string{"x-should-retry": "false", "x-request-id": "req_1"}}},
+			1, nil, "HTTP 503: scripted status 503 (request id req_1)"},
+		{"x-should-retry true retries a 400", []llmtest.Turn{{Status: 400, Header: map[string]string{"x-should-retry": "true", "retry-after-ms": "250"}}, {Text: "ok"}},
+			2, []time.Duration{250 * time.Millisecond}, ""},
+		{"408 and 409 are retried", []llmtest.Turn{{Status: 408, RetryAfter: "1"}, {Status: 409, RetryAfter: "1"}, {Text: "ok"}},
+			3, []time.Duration{time.Second, time.Second}, ""},
+		{"400 is not", []llmtest.Turn{{Status: 400, Header: id("req_bad")}}, 1, nil, "(request id req_bad)"},
+		{"the last failure's id", []llmtest.Turn{{Status: 500, RetryAfter: "0", Header: id("req_a")}, {Status: 500, RetryAfter: "0", Header: id("req_b")}},
+			2, []time.Duration{0}, "giving up after 2 attempts: model openai/m: HTTP 500: scripted status 500 (request id req_b)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, tc.turns...)
+			var waits sleeps
+			c, err := llm.New(llm.Config{Provider: llm.OpenAI, Model: "m", BaseURL: srv.OpenAIURL(), MaxRetries: 2, Sleep: waits.sleep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "the last failure's id" {
+				c, _ = llm.New(llm.Config{Provider: llm.OpenAI, Model: "m", BaseURL: srv.OpenAIURL(), MaxRetries: 1, Sleep: waits.sleep})
+			}
+			_, err = c.Chat(context.Background(), conversation())
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("err = %v, want %q", err, tc.err)
+			}
+			var ce *llm.CallError
+			if tc.err != "" && errors.As(err, &ce) && !strings.Contains(tc.err, ce.RequestID) {
+				t.Errorf("CallError.RequestID = %q", ce.RequestID)
+			}
+			if n := len(srv.Requests()); n != tc.requests || !slices.Equal([]time.Duration(waits), tc.waits) {
+				t.Errorf("%d requests, waits %v; want %d and %v", n, waits, tc.requests, tc.waits)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -38,30 +39,40 @@ type oaTool struct {
 }
 
 type oaRequest struct {
-	Model               string      `json:"model"`
-	Messages            []oaMessage `json:"messages"`
-	Tools               []oaTool    `json:"tools,omitempty"`
-	MaxTokens           int         `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int         `json:"max_completion_tokens,omitempty"`
-	Temperature         *float64    `json:"temperature,omitempty"`
+	Model               string           `json:"model"`
+	Messages            []oaMessage      `json:"messages"`
+	Tools               []oaTool         `json:"tools,omitempty"`
+	MaxTokens           int              `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int              `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64         `json:"temperature,omitempty"`
+	Stream              bool             `json:"stream,omitempty"`
+	StreamOptions       *oaStreamOptions `json:"stream_options,omitempty"`
+}
+
+type oaStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 type oaResponse struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Message      oaReply `json:"message"`
-		FinishReason string  `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-		CompletionTokensDetails *struct {
-			ReasoningTokens int `json:"reasoning_tokens"`
-		} `json:"completion_tokens_details"`
-	} `json:"usage"`
+	Model   string     `json:"model"`
+	Choices []oaChoice `json:"choices"`
+	Usage   *oaUsage   `json:"usage"`
+}
+
+type oaChoice struct {
+	Message      oaReply `json:"message"`
+	FinishReason string  `json:"finish_reason"`
+}
+
+type oaUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // oaReply is a reply's message as servers write it: the content a string
@@ -69,13 +80,15 @@ type oaResponse struct {
 // compatible servers, the object itself.
 type oaReply struct {
 	Content   json.RawMessage `json:"content"`
-	ToolCalls []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+	ToolCalls []oaReplyCall   `json:"tool_calls"`
+}
+
+type oaReplyCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
 }
 
 // text reads a reply's content: a string, null, or parts of which the
@@ -125,6 +138,47 @@ func arguments(raw json.RawMessage) (string, error) {
 }
 
 func (m *openAI) Chat(ctx context.Context, req *Request) (*Response, error) {
+	body := m.body(req)
+	stream := req.Stream != nil && !m.c.NoStream
+	if stream {
+		body.Stream, body.StreamOptions = true, &oaStreamOptions{IncludeUsage: true}
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: encoding the request: %w", m.c.Name, err)
+	}
+	headers := map[string]string{}
+	if m.c.APIKey != "" {
+		headers["Authorization"] = "Bearer " + m.c.APIKey
+	}
+	var acc oaStream
+	var consume func(io.Reader) error
+	if stream {
+		acc.stream, acc.model = req.Stream, m.c.Name
+		consume = acc.read
+	}
+	a, err := m.post(ctx, strings.TrimSuffix(m.c.BaseURL, "/")+"/chat/completions", headers, data, consume, openAIError)
+	if err != nil {
+		return nil, err
+	}
+	r := acc.reply
+	if !stream {
+		if err := json.Unmarshal(a.body, &r); err != nil {
+			return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
+		}
+	}
+	out, err := m.response(&r, a)
+	if err != nil {
+		return nil, err
+	}
+	if !stream {
+		req.Stream.replay(out.Message)
+	}
+	return out, nil
+}
+
+// body is the request for the chat-completions API.
+func (m *openAI) body(req *Request) oaRequest {
 	body := oaRequest{Model: m.c.Model, Temperature: m.c.Temperature}
 	// OpenAI's own API wants max_completion_tokens (its reasoning models
 	// refuse max_tokens); compatible servers know max_tokens.
@@ -157,22 +211,11 @@ func (m *openAI) Chat(ctx context.Context, req *Request) (*Response, error) {
 		}
 		body.Messages = append(body.Messages, om)
 	}
-	data, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("model %s: encoding the request: %w", m.c.Name, err)
-	}
-	headers := map[string]string{}
-	if m.c.APIKey != "" {
-		headers["Authorization"] = "Bearer " + m.c.APIKey
-	}
-	a, err := m.post(ctx, strings.TrimSuffix(m.c.BaseURL, "/")+"/chat/completions", headers, data, openAIError)
-	if err != nil {
-		return nil, err
-	}
-	var r oaResponse
-	if err := json.Unmarshal(a.body, &r); err != nil {
-		return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
-	}
+	return body
+}
+
+// response reads a reply, whole or assembled from a stream.
+func (m *openAI) response(r *oaResponse, a *attempt) (*Response, error) {
 	if len(r.Choices) == 0 {
 		// Some servers answer 200 with an error object: say what it says.
 		if typ, msg := openAIError(a.body); msg != "" && bytes.Contains(a.body, []byte(`"error"`)) {
@@ -182,23 +225,20 @@ func (m *openAI) Chat(ctx context.Context, req *Request) (*Response, error) {
 	}
 	ch := r.Choices[0]
 	out := &Response{
-		Model: r.Model, Finish: ch.FinishReason,
+		Model: r.Model, Finish: ch.FinishReason, RequestID: a.requestID,
 		ModelTime: a.modelTime, Waited: a.waited, Retries: a.retries,
 		Message: Message{Role: Assistant},
 	}
+	var err error
 	if out.Message.Content, err = ch.Message.text(); err != nil {
 		return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
 	}
 	for i, tc := range ch.Message.ToolCalls {
-		id := tc.ID
-		if id == "" {
-			id = fmt.Sprintf("call_%d", i)
-		}
-		args, err := arguments(tc.Function.Arguments)
+		call, err := tc.call(i)
 		if err != nil {
 			return nil, fmt.Errorf("model %s: malformed reply: %s: %w", m.c.Name, tc.Function.Name, err)
 		}
-		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: id, Name: tc.Function.Name, Arguments: args})
+		out.Message.ToolCalls = append(out.Message.ToolCalls, call)
 	}
 	if r.Usage == nil {
 		return out, nil // no usage, no price: the cost is unknown, not 0
@@ -213,6 +253,127 @@ func (m *openAI) Chat(ctx context.Context, req *Request) (*Response, error) {
 	}
 	out.Cost = m.c.Price.Cost(out.Usage)
 	return out, nil
+}
+
+// call is the i-th tool call of a reply.
+func (tc oaReplyCall) call(i int) (ToolCall, error) {
+	id := tc.ID
+	if id == "" {
+		id = fmt.Sprintf("call_%d", i)
+	}
+	args, err := arguments(tc.Function.Arguments)
+	return ToolCall{ID: id, Name: tc.Function.Name, Arguments: args}, err
+}
+
+// oaStream assembles a streamed reply (chat.completion.chunk events)
+// into the reply the same answer gives whole, telling stream as it goes.
+type oaStream struct {
+	stream *Stream
+	model  string
+	reply  oaResponse
+	text   strings.Builder
+	calls  []oaReplyCall
+	args   []strings.Builder
+	told   int // tool calls already given to the stream
+}
+
+type oaChunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Delta struct {
+			Content   *string `json:"content"`
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *oaUsage `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// maxStreamCalls bounds the tool calls of one streamed reply.
+const maxStreamCalls = 128
+
+func (s *oaStream) read(r io.Reader) error {
+	err := readEvents(r, func(_, data string) error {
+		if strings.TrimSpace(data) == "[DONE]" {
+			return io.EOF
+		}
+		var c oaChunk
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			return fmt.Errorf("model %s: malformed event: %w", s.model, err)
+		}
+		if c.Error != nil {
+			return streamError(s.model, c.Error.Type, c.Error.Message)
+		}
+		if c.Model != "" {
+			s.reply.Model = c.Model
+		}
+		if c.Usage != nil {
+			s.reply.Usage = c.Usage
+		}
+		for _, ch := range c.Choices {
+			if t := ch.Delta.Content; t != nil {
+				s.text.WriteString(*t)
+				s.stream.text(*t)
+			}
+			for _, d := range ch.Delta.ToolCalls {
+				if d.Index < 0 || d.Index >= maxStreamCalls {
+					return fmt.Errorf("model %s: malformed event: tool call index %d", s.model, d.Index)
+				}
+				s.tell(d.Index)
+				for len(s.calls) <= d.Index {
+					s.calls, s.args = append(s.calls, oaReplyCall{}), append(s.args, strings.Builder{})
+				}
+				if d.ID != "" {
+					s.calls[d.Index].ID = d.ID
+				}
+				if d.Function.Name != "" {
+					s.calls[d.Index].Function.Name = d.Function.Name
+				}
+				s.args[d.Index].WriteString(d.Function.Arguments)
+			}
+			if ch.FinishReason != nil && *ch.FinishReason != "" {
+				s.reply.Choices = []oaChoice{{FinishReason: *ch.FinishReason}}
+				s.tell(len(s.calls))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.tell(len(s.calls))
+	if len(s.reply.Choices) == 0 && (s.text.Len() > 0 || len(s.calls) > 0) {
+		s.reply.Choices = []oaChoice{{}}
+	}
+	if len(s.reply.Choices) > 0 {
+		msg := &s.reply.Choices[0].Message
+		msg.Content, _ = json.Marshal(s.text.String())
+		msg.ToolCalls = s.calls
+	}
+	return nil
+}
+
+// tell gives the stream the tool calls before index n, which are whole:
+// a later one has begun, or the reply has finished.
+func (s *oaStream) tell(n int) {
+	for ; s.told < min(n, len(s.calls)); s.told++ {
+		raw, _ := json.Marshal(s.args[s.told].String())
+		s.calls[s.told].Function.Arguments = raw
+		if call, err := s.calls[s.told].call(s.told); err == nil {
+			s.stream.toolCall(call)
+		}
+	}
 }
 
 // openAIError reads {"error": {"type": ..., "code": ..., "message": ...}}.

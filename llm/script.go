@@ -70,7 +70,7 @@ func (s *script) Name() string { return s.c.Name }
 // Provider is "script".
 func (s *script) Provider() string { return Script }
 
-func (s *script) Chat(ctx context.Context, _ *Request) (*Response, error) {
+func (s *script) Chat(ctx context.Context, req *Request) (*Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -97,5 +97,6 @@ func (s *script) Chat(ctx context.Context, _ *Request) (*Response, error) {
 		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: id, Name: tc.Name, Arguments: args})
 	}
 	out.Cost = s.c.Price.Cost(out.Usage)
+	req.Stream.replay(out.Message)
 	return out, nil
 }

@@ -91,11 +91,14 @@ func otlpRequest(r *Record) map[string]any {
 	for _, s := range r.Steps {
 		start := cursor
 		cursor = cursor.Add(time.Duration(s.WaitMS+s.ModelMS) * time.Millisecond)
-		attrs := []otlpAttr{str("gen_ai.operation.name", "chat"), str("gen_ai.request.model", r.Model),
+		attrs := []otlpAttr{str("gen_ai.operation.name", "chat"), str("gen_ai.request.model", r.requestModel()), str("okf.model", r.Model),
 			str("gen_ai.provider.name", r.Provider), str("gen_ai.response.model", r.ProviderModel),
 			num("gen_ai.usage.input_tokens", s.Usage.Input), num("gen_ai.usage.output_tokens", s.Usage.Output),
-			num("gen_ai.usage.cache_read.input_tokens", s.Usage.Cached), num("okf.usage.reasoning_tokens", s.Usage.Reasoning),
-			num("okf.wait_ms", int(s.WaitMS)), num("okf.retries", s.Retries)}
+			num("gen_ai.usage.cache_read.input_tokens", s.Usage.Cached), num("gen_ai.usage.cache_creation.input_tokens", s.Usage.CacheWrite),
+			num("okf.usage.reasoning_tokens", s.Usage.Reasoning), num("okf.wait_ms", int(s.WaitMS)), num("okf.retries", s.Retries)}
+		if s.RequestID != "" {
+			attrs = append(attrs, str("okf.request_id", s.RequestID))
+		}
 		if s.Cost != nil {
 			attrs = append(attrs, otlpAttr{"okf.cost_usd", map[string]any{"doubleValue": *s.Cost}})
 		}
@@ -112,7 +115,7 @@ func otlpRequest(r *Record) map[string]any {
 			spans = append(spans, sp)
 		}
 	}
-	attrs := []otlpAttr{str("gen_ai.operation.name", "invoke_agent"), str("gen_ai.agent.name", "okf"), str("gen_ai.request.model", r.Model),
+	attrs := []otlpAttr{str("gen_ai.operation.name", "invoke_agent"), str("gen_ai.agent.name", "okf"), str("gen_ai.request.model", r.requestModel()), str("okf.model", r.Model),
 		str("gen_ai.provider.name", r.Provider), str("gen_ai.response.model", r.ProviderModel),
 		str("okf.run.id", r.ID), str("okf.question", r.Question), str("okf.database", r.Database), str("okf.strategy", r.Strategy),
 		str("okf.stop_reason", r.StopReason), num("gen_ai.usage.input_tokens", r.Usage.Input), num("gen_ai.usage.output_tokens", r.Usage.Output),
@@ -233,4 +236,13 @@ func (x *Exporter) Close(wait time.Duration) {
 	if dropped > 0 {
 		x.warn(fmt.Errorf("OTLP export to %s: %d runs dropped, the collector being too slow", x.endpoint, dropped))
 	}
+}
+
+// requestModel is the model the run asked the provider for: its id there
+// when known, else okf's name for it.
+func (r *Record) requestModel() string {
+	if r.ModelID != "" {
+		return r.ModelID
+	}
+	return r.Model
 }

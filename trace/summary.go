@@ -56,7 +56,8 @@ func Show(r *Record) string {
 	}
 	fmt.Fprintf(&b, "database: %s   strategy: %s   model: %s\n\n", r.Database, r.Strategy, r.Model)
 	for _, s := range r.Steps {
-		fmt.Fprintf(&b, "step %d  (%d in, %d out tokens, %dms", s.N, s.Usage.Input, s.Usage.Output, s.ModelMS)
+		fmt.Fprintf(&b, "step %d  (%d in: %d cached, %d written to the cache, %d uncached; %d out tokens, %dms",
+			s.N, s.Usage.Input, s.Usage.Cached, s.Usage.CacheWrite, s.Usage.Input-s.Usage.Cached-s.Usage.CacheWrite, s.Usage.Output, s.ModelMS)
 		if s.WaitMS > 0 {
 			fmt.Fprintf(&b, ", waited %dms over %d retries", s.WaitMS, s.Retries)
 		}
@@ -66,6 +67,9 @@ func Show(r *Record) string {
 		}
 		if s.Nudged {
 			b.WriteString("  (answered in text; nudged to use the tools)\n")
+		}
+		if s.Truncated {
+			b.WriteString("  (cut at the output token limit: its tool calls were not run; asked to go on more briefly)\n")
 		}
 		for _, c := range s.Calls {
 			mark := ""
@@ -80,6 +84,9 @@ func Show(r *Record) string {
 	fmt.Fprintf(&b, "%s\n", r.Summary())
 	if r.Error != "" {
 		fmt.Fprintf(&b, "error: %s\n", r.Error)
+	}
+	if r.RequestID != "" {
+		fmt.Fprintf(&b, "request id of the failed call: %s\n", r.RequestID)
 	}
 	if r.Answer != nil {
 		fmt.Fprintf(&b, "\nanswer: %s\n", r.Answer.Text)

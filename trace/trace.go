@@ -29,6 +29,10 @@ const (
 	Declined  = "declined"  // an answer without SQL: out of scope, or no data for it
 	StepLimit = "step_limit"
 	Failed    = "error"
+	// Truncated is a run whose model stopped at its output token limit
+	// again after being asked once to continue more briefly: what it wrote
+	// may be cut anywhere, so none of it is taken as an answer.
+	Truncated = "truncated"
 )
 
 // Record is one run.
@@ -43,8 +47,11 @@ type Record struct {
 	// Provider is the model's wire format (openai, anthropic, script), and
 	// ProviderModel the model id the provider's replies name, which may be
 	// more exact than the configured one ("gpt-4.1-mini-2025-04-14").
+	// ModelID is the model's id at the provider as configured
+	// ("gpt-4.1-mini"), where Model is okf's name for it.
 	Provider      string `json:"provider,omitempty"`
 	ProviderModel string `json:"provider_model,omitempty"`
+	ModelID       string `json:"model_id,omitempty"`
 	// Snapshot is the digest of the knowledge the run read.
 	Snapshot string `json:"snapshot,omitempty"`
 	Steps    []Step `json:"steps"`
@@ -62,7 +69,10 @@ type Record struct {
 	WaitSeconds  float64  `json:"wait_seconds"`
 	StopReason   string   `json:"stop_reason"`
 	Error        string   `json:"error,omitempty"`
-	Answer       *Answer  `json:"answer,omitempty"`
+	// RequestID is the provider's id of the last failed request, to quote
+	// to the provider.
+	RequestID string  `json:"request_id,omitempty"`
+	Answer    *Answer `json:"answer,omitempty"`
 }
 
 // Answer is what the model submitted.
@@ -85,6 +95,11 @@ type Step struct {
 	ModelMS int64 `json:"model_ms"`
 	WaitMS  int64 `json:"wait_ms"`
 	Retries int   `json:"retries,omitempty"`
+	// RequestID is the provider's id of the call.
+	RequestID string `json:"request_id,omitempty"`
+	// Truncated marks a reply cut at the output token limit: its tool
+	// calls were not run, and the model was asked once to go on.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Call is one tool call.

@@ -35,6 +35,7 @@ type agentFlags struct {
 	model      string
 	maxSteps   int
 	runs       string
+	noStream   bool
 	src        knowledgeSource
 }
 
@@ -45,6 +46,7 @@ func (a *agentFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&a.model, "model", "", "a model name from okf.yaml, or provider/model (openai/gpt-4.1-mini, anthropic/claude-haiku-4-5, script/run.jsonl)")
 	f.IntVar(&a.maxSteps, "max-steps", 0, "model calls per run (default: okf.yaml, else 15)")
 	f.StringVar(&a.runs, "runs", "", "the folder of the run log (default: okf.yaml's agent.runs, else runs)")
+	f.BoolVar(&a.noStream, "no-stream", false, "ask for whole replies, for endpoints that do not stream (the steps then show when each reply is complete)")
 	a.src.register(f)
 }
 
@@ -134,6 +136,7 @@ func (s *agentSession) setModel(ref string) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
+	mc.NoStream = mc.NoStream || s.flags.noStream
 	m, err := llm.New(mc)
 	if err != nil {
 		return usageError("%v", err)
@@ -359,14 +362,19 @@ func otlpHeaders(v string) map[string]string {
 	return h
 }
 
-// progress prints one line per tool call as it finishes, and on a
-// terminal a spinner while the model is working.
+// progress prints the model's text as it arrives, one line per tool call
+// (begun as soon as the model has written the call, ended with its mark
+// once it has run), and on a terminal a spinner while the model is
+// working.
 type progress struct {
 	mu       sync.Mutex
 	w        io.Writer
 	terminal bool
 	stop     chan struct{}
 	done     chan struct{}
+	// midText is set while the model's text runs on the current line;
+	// open while a call's line waits for its mark.
+	midText, open bool
 }
 
 func (p *progress) event(ev agent.Event) {
@@ -380,22 +388,57 @@ func (p *progress) event(ev agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
+	case ev.Text != "":
+		if !p.midText {
+			fmt.Fprintf(p.w, "step %d: ", ev.Step)
+			p.midText = true
+		}
+		fmt.Fprint(p.w, printable(ev.Text))
+	case ev.Pending != nil:
+		p.endText()
+		fmt.Fprint(p.w, p.callLine(ev.Step, ev.Pending))
+		p.open = true
+	case ev.Truncated:
+		p.endText()
+		if p.open {
+			fmt.Fprint(p.w, "  -> not run\n")
+			p.open = false
+		}
+		fmt.Fprintf(p.w, "step %d: (cut at the output token limit; its calls did not run, and the model is asked once to go on more briefly)\n", ev.Step)
 	case ev.Nudged:
+		p.endText()
 		fmt.Fprintf(p.w, "step %d: (answered in text; nudged to use the tools)\n", ev.Step)
 	case ev.Call != nil:
-		c := ev.Call
-		detail := printable(argumentDetail(c.Arguments))
-		if c.Tool == "run_sql" || c.Tool == "submit_answer" {
-			detail = highlightSQL(detail, p.terminal)
-		}
+		p.endText()
 		mark := ""
-		if c.Error {
+		if ev.Call.Error {
 			mark = "  -> error"
 			if p.terminal {
 				mark = "  \x1b[31m-> error\x1b[0m"
 			}
 		}
-		fmt.Fprintf(p.w, "step %d: %-13s %s%s\n", ev.Step, printable(c.Tool), detail, mark)
+		if !p.open {
+			fmt.Fprint(p.w, p.callLine(ev.Step, ev.Call))
+		}
+		fmt.Fprintf(p.w, "%s\n", mark)
+		p.open = false
+	}
+}
+
+// callLine is a tool call's line, without its mark or line break.
+func (p *progress) callLine(step int, c *trace.Call) string {
+	detail := printable(argumentDetail(c.Arguments))
+	if c.Tool == "run_sql" || c.Tool == "submit_answer" {
+		detail = highlightSQL(detail, p.terminal)
+	}
+	return fmt.Sprintf("step %d: %-13s %s", step, printable(c.Tool), detail)
+}
+
+// endText ends a line of the model's text.
+func (p *progress) endText() {
+	if p.midText {
+		fmt.Fprintln(p.w)
+		p.midText = false
 	}
 }
 

@@ -30,6 +30,30 @@ func TestProgressSpinner(t *testing.T) {
 	}
 }
 
+// TestProgressStreams: the model's text is printed as it arrives, a tool
+// call as soon as it is written and its mark once it has run, and a cut
+// reply closes the call it left open.
+func TestProgressStreams(t *testing.T) {
+	var out bytes.Buffer
+	p := &progress{w: &out}
+	call := &trace.Call{Tool: "context", Arguments: `{"question": "Who?"}`}
+	for _, e := range []agent.Event{
+		{Step: 1, Thinking: true}, {Step: 1, Text: "Reading"}, {Step: 1, Text: " the rules."}, {Step: 1, Pending: call}, {Step: 1, Call: call},
+		{Step: 2, Thinking: true}, {Step: 2, Pending: &trace.Call{Tool: "run_sql", Arguments: `{"sql": "SELECT 1"}`}},
+		{Step: 2, Call: &trace.Call{Tool: "run_sql", Arguments: `{"sql": "SELECT 1"}`, Error: true}},
+		{Step: 3, Text: "Submitting \x1b[2J"}, {Step: 3, Pending: &trace.Call{Tool: "submit_answer", Arguments: `{"sql": "SELECT`}}, {Step: 3, Truncated: true},
+	} {
+		p.event(e)
+	}
+	want := "step 1: Reading the rules.\nstep 1: context       Who?\n" +
+		"step 2: run_sql       SELECT 1  -> error\n" +
+		"step 3: Submitting \\x1b[2J\nstep 3: submit_answer {\"sql\": \"SELECT  -> not run\n" +
+		"step 3: (cut at the output token limit; its calls did not run, and the model is asked once to go on more briefly)\n"
+	if got := out.String(); got != want {
+		t.Errorf("progress\n%q\nwant\n%q", got, want)
+	}
+}
+
 func TestResultTable(t *testing.T) {
 	r := &sqlguard.Result{Columns: []sqlguard.Column{{Name: "name"}, {Name: "n"}}, Rows: [][]any{{"Ada", int64(3)}, {"Bo", nil}, {"Cy", 1.5}},
 		Total: 7, TotalKnown: true, Elapsed: time.Millisecond}
