@@ -73,10 +73,6 @@ func (m *anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
 	body := m.body(req)
 	stream := req.Stream != nil && !m.c.NoStream
 	body.Stream = stream
-	data, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("model %s: encoding the request: %w", m.c.Name, err)
-	}
 	headers := map[string]string{"anthropic-version": anthropicVersion}
 	if m.c.APIKey != "" {
 		headers["x-api-key"] = m.c.APIKey
@@ -86,17 +82,11 @@ func (m *anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
 	if stream {
 		consume = acc.read
 	}
-	a, err := m.post(ctx, strings.TrimSuffix(m.c.BaseURL, "/")+"/v1/messages", headers, data, consume, anthropicError)
+	a, err := m.exchange(ctx, "/v1/messages", headers, body, consume, &acc.reply, anthropicError)
 	if err != nil {
 		return nil, err
 	}
-	r := acc.reply
-	if !stream {
-		if err := json.Unmarshal(a.body, &r); err != nil {
-			return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
-		}
-	}
-	out := m.response(&r, a)
+	out := m.response(&acc.reply, a)
 	if !stream {
 		req.Stream.replay(out.Message)
 	}

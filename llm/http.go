@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -101,6 +102,27 @@ type CallError struct {
 
 func (e *CallError) Error() string { return e.Err.Error() }
 func (e *CallError) Unwrap() error { return e.Err }
+
+// exchange sends a request body to the endpoint's path and decodes the
+// reply into reply: read whole, or, when streamed is set, assembled by it
+// from the stream of events (into reply too).
+func (m *httpModel) exchange(ctx context.Context, path string, headers map[string]string, body any, streamed func(io.Reader) error,
+	reply any, parseErr func([]byte) (string, string)) (*attempt, error) {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: encoding the request: %w", m.c.Name, err)
+	}
+	a, err := m.post(ctx, strings.TrimSuffix(m.c.BaseURL, "/")+path, headers, data, streamed, parseErr)
+	if err != nil {
+		return nil, err
+	}
+	if streamed == nil {
+		if err := json.Unmarshal(a.body, reply); err != nil {
+			return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
+		}
+	}
+	return a, nil
+}
 
 // post sends body to url with headers, retrying as retryable says with
 // the delay the server asks for (retry-after-ms, Retry-After) or a

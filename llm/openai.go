@@ -143,10 +143,6 @@ func (m *openAI) Chat(ctx context.Context, req *Request) (*Response, error) {
 	if stream {
 		body.Stream, body.StreamOptions = true, &oaStreamOptions{IncludeUsage: true}
 	}
-	data, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("model %s: encoding the request: %w", m.c.Name, err)
-	}
 	headers := map[string]string{}
 	if m.c.APIKey != "" {
 		headers["Authorization"] = "Bearer " + m.c.APIKey
@@ -157,17 +153,11 @@ func (m *openAI) Chat(ctx context.Context, req *Request) (*Response, error) {
 		acc.stream, acc.model = req.Stream, m.c.Name
 		consume = acc.read
 	}
-	a, err := m.post(ctx, strings.TrimSuffix(m.c.BaseURL, "/")+"/chat/completions", headers, data, consume, openAIError)
+	a, err := m.exchange(ctx, "/chat/completions", headers, body, consume, &acc.reply, openAIError)
 	if err != nil {
 		return nil, err
 	}
-	r := acc.reply
-	if !stream {
-		if err := json.Unmarshal(a.body, &r); err != nil {
-			return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
-		}
-	}
-	out, err := m.response(&r, a)
+	out, err := m.response(&acc.reply, a)
 	if err != nil {
 		return nil, err
 	}
