@@ -214,7 +214,19 @@ func TestShutdownFinishesRequests(t *testing.T) {
 	defer cancel()
 	addr, done := listen(t, f, ctx)
 	f.http.URL = "http://" + addr
-	f.mcpSession(t, tokAcmeRead)
+	// The event stream is opened here rather than left to an MCP client's
+	// background request, which a loaded machine may make late or, failed
+	// once, never again.
+	session := f.openSession(t, tokAcmeRead)
+	req, _ := http.NewRequest("GET", f.http.URL+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer "+tokAcmeRead)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("event stream: %v %v", stream, err)
+	}
+	defer stream.Body.Close()
 	f.eventually(t, "the client's event stream is open", func(t *sessionTable) bool {
 		for _, s := range t.live {
 			if s.busy > 0 {
