@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/okf
 DEMO    := .demo
 
-.PHONY: all build demo test vet fmt-check bench fuzz clean
+.PHONY: all build demo test vet fmt-check bench bench-peers fuzz clean
 
 all: build
 
@@ -34,6 +34,12 @@ fmt-check:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# okf against its peers, whole processes side by side (issue 17): builds
+# the peers of ../shared/peers that build offline and prints a markdown
+# table of medians and ratios (BENCHMARKS.md records it). RUNS=20 for more.
+bench-peers:
+	scripts/bench-peers --runs $(or $(RUNS),10)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s .

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // Kind says what role a markdown file plays in a bundle.
@@ -152,22 +153,27 @@ func isDelimiter(line []byte) bool {
 	return string(bytes.TrimRight(line, " \t")) == "---"
 }
 
-var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): `)
+var yamlLineRe = lazy.Regexp{Expr: `^yaml: line (\d+): `}
 
-// yamlParserProblems are the errors of the YAML parser proper, as opposed to
-// its scanner. yaml.v3 numbers their lines from 0 (the scanner's from 1), so
-// they name the line before the one at fault unless corrected.
-var yamlParserProblems = map[string]bool{
-	"did not find expected <document start>": true,
-	"did not find expected node content":     true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected key":              true,
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"found undefined tag handle":             true,
-	"found duplicate %YAML directive":        true,
-	"found incompatible YAML document":       true,
-	"found duplicate %TAG directive":         true,
+// isYAMLParserProblem reports whether msg is an error of the YAML parser
+// proper, as opposed to its scanner. yaml.v3 numbers their lines from 0
+// (the scanner's from 1), so they name the line before the one at fault
+// unless corrected.
+func isYAMLParserProblem(msg string) bool {
+	switch msg {
+	case "did not find expected <document start>",
+		"did not find expected node content",
+		"did not find expected '-' indicator",
+		"did not find expected key",
+		"did not find expected ',' or ']'",
+		"did not find expected ',' or '}'",
+		"found undefined tag handle",
+		"found duplicate %YAML directive",
+		"found incompatible YAML document",
+		"found duplicate %TAG directive":
+		return true
+	}
+	return false
 }
 
 func (d *Document) splitFrontmatter(start int) {
@@ -203,9 +209,9 @@ func parseYAMLMapping(src []byte, lineOffset int) (node *yaml.Node, err error, n
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		msg := strings.ReplaceAll(err.Error(), "\n", " ")
-		if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		if m := yamlLineRe.Get().FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[1])
-			if yamlParserProblems[msg[len(m[0]):]] {
+			if isYAMLParserProblem(msg[len(m[0]):]) {
 				n++
 			}
 			msg = fmt.Sprintf("yaml: line %d: %s", n+lineOffset, msg[len(m[0]):])

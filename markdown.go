@@ -4,17 +4,16 @@ import (
 	"bytes"
 	"net/url"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // LinkKind classifies a link target.
@@ -68,31 +67,72 @@ type Section struct {
 	Line int
 }
 
-// markdown parses bodies for what the format needs (headings, links, code)
-// and skips emphasis, which the format never reads and which is a large
-// share of inline parsing's work and garbage.
-var markdown = goldmark.New(
-	goldmark.WithParser(parser.NewParser(
-		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+// markdown parses bodies for what the format needs (headings, links, code,
+// footnotes) and skips emphasis, which the format never reads and which is
+// a large share of inline parsing's work and garbage.
+var markdown = lazy.Value[parser.Parser]{New: func() parser.Parser {
+	footnotes := parser.NewContextKey()
+	return parser.NewParser(
+		parser.WithBlockParsers(append(parser.DefaultBlockParsers(), util.Prioritized(footnoteBlocks{footnotes}, 999))...),
 		parser.WithInlineParsers(
 			util.Prioritized(parser.NewCodeSpanParser(), 100),
+			util.Prioritized(footnoteRefs{footnotes}, 101),
 			util.Prioritized(parser.NewLinkParser(), 200),
 			util.Prioritized(parser.NewAutoLinkParser(), 300),
 			util.Prioritized(parser.NewRawHTMLParser(), 400),
 		),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
-	)),
-	goldmark.WithExtensions(extension.Footnote),
-)
+		parser.WithASTTransformers(util.Prioritized(footnoteTree{footnotes}, 999)),
+	)
+}}
 
-var schemeRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*:`)
+// hasScheme reports whether s starts with a URL scheme and its colon
+// ("https:", "mailto:"): a letter, then letters, digits, "+", "-" or ".".
+func hasScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
 
-var footnoteRe = regexp.MustCompile(`\[\^([^\]\s]+)\]`)
+// footnoteLabels finds every `[^label]` in b, a label being one or more
+// bytes other than "]" and ASCII white space, and returns the start and
+// end of each and of its label.
+func footnoteLabels(b []byte) [][4]int {
+	var out [][4]int
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] != '[' || b[i+1] != '^' {
+			continue
+		}
+		j := i + 2
+		for j < len(b) && b[j] != ']' && !isRESpace(b[j]) {
+			j++
+		}
+		if j < len(b) && b[j] == ']' && j > i+2 {
+			out = append(out, [4]int{i, j + 1, i + 2, j})
+			i = j
+		}
+	}
+	return out
+}
+
+// isRESpace reports whether c is white space as regexp's \s means it.
+func isRESpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
 
 // parseBody fills the document's links, sections and footnotes.
 func parseBody(d *Document) {
 	body := d.Raw[d.BodyStart:]
-	root := markdown.Parser().Parse(text.NewReader(body))
+	root := markdown.Get().Parse(text.NewReader(body))
 	base := d.BodyStart
 	var code [][2]int // byte ranges of code, relative to body
 	type heading struct {
@@ -159,7 +199,7 @@ func parseBody(d *Document) {
 	}
 
 	// Footnote labels outside code.
-	for _, m := range footnoteRe.FindAllSubmatchIndex(body, -1) {
+	for _, m := range footnoteLabels(body) {
 		if inRanges(code, m[0]) {
 			continue
 		}
@@ -279,7 +319,7 @@ func (d *Document) newLink(target string, off int) Link {
 	case rest == "":
 		l.Kind = FragmentLink
 		return l
-	case schemeRe.MatchString(rest):
+	case hasScheme(rest):
 		l.Kind = ExternalLink
 		return l
 	}

@@ -2,7 +2,6 @@ package okf
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +39,18 @@ type QueryParam struct {
 // IsQuery reports whether a document is a query concept.
 func IsQuery(d *Document) bool { return strings.EqualFold(strings.TrimSpace(d.Type()), QueryType) }
 
-var paramNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// isName reports whether s is a parameter name: a letter or _, then
+// letters, digits and _.
+func isName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || i > 0 && '0' <= c && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return s != ""
+}
 
 // ParseQuery reads a query concept, and what is wrong with it as
 // findings: parameters that are malformed, declared twice or unused, a
@@ -140,7 +150,7 @@ func parseParam(e *yaml.Node) (QueryParam, string) {
 		}
 	}
 	switch {
-	case !paramNameRe.MatchString(p.Name):
+	case !isName(p.Name):
 		return p, fmt.Sprintf("`name` %q is not a name (letters, digits, _)", p.Name)
 	case !slices.Contains(ParamTypes, p.Type):
 		return p, fmt.Sprintf("parameter `%s`: `type` %q is not one of %s", p.Name, p.Type, strings.Join(ParamTypes, ", "))

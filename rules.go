@@ -3,6 +3,8 @@ package okf
 import (
 	"fmt"
 	"strings"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // Severity ranks a finding. Only errors make a bundle non-conformant (§11).
@@ -117,17 +119,17 @@ var Rules = []Rule{
 	{"link-deprecated", Info, "§5.4", "a concept links to a deprecated concept"},
 }
 
-var rulesByCode = func() map[string]Rule {
+var rulesByCode = lazy.Value[map[string]Rule]{New: func() map[string]Rule {
 	m := make(map[string]Rule, len(Rules))
 	for _, r := range Rules {
 		m[r.Code] = r
 	}
 	return m
-}()
+}}
 
 // RuleFor returns the rule of a code.
 func RuleFor(code string) (Rule, bool) {
-	r, ok := rulesByCode[code]
+	r, ok := rulesByCode.Get()[code]
 	return r, ok
 }
 
@@ -164,7 +166,7 @@ func NewFinding(code, p string, line int, format string, args ...any) Finding {
 }
 
 func newFinding(code, p string, line int, format string, args ...any) Finding {
-	r, ok := rulesByCode[code]
+	r, ok := rulesByCode.Get()[code]
 	if !ok {
 		panic("okf: unknown rule code " + code)
 	}

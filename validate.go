@@ -3,7 +3,6 @@ package okf
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -314,11 +313,51 @@ func (v *validator) verified(d *Document) {
 	}
 }
 
-var (
-	nearMissRe = regexp.MustCompile(`(?i)^(human|process)[^A-Za-z0-9_]`)
-	prefixedRe = regexp.MustCompile(`^[^\s:/]+:\S+$`)
-	producerRe = regexp.MustCompile(`^[^\s/:]+/\S+$`)
-)
+// nearMiss reports whether an actor starts with "human" or "process" in
+// any case, then a character that cannot continue a word: what
+// `(?i)^(human|process)[^A-Za-z0-9_]` matches, case folding included (the
+// long s, U+017F, is an "s", and the Kelvin sign, U+212A, a "k").
+func nearMiss(s string) bool {
+	for _, word := range []string{"human", "process"} {
+		rest := s
+		ok := true
+		for _, c := range word {
+			r, n := utf8.DecodeRuneInString(rest)
+			if n == 0 || !strings.EqualFold(string(r), string(c)) {
+				ok = false
+				break
+			}
+			rest = rest[n:]
+		}
+		if !ok {
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(rest)
+		return n > 0 && !(r == '_' || r < utf8.RuneSelf && isAlnum(byte(r)) || r == '\u017f' || r == '\u212a')
+	}
+	return false
+}
+
+func isAlnum(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
+}
+
+// splitActor reports whether an actor is two parts joined at the first
+// sep (":" for "human:<id>", "/" for "<producer>/<version>"), neither
+// empty, the first without other, nor any white space in either: what
+// `^[^\s:/]+:\S+$` and `^[^\s/:]+/\S+$` match.
+func splitActor(s string, sep, other byte) bool {
+	i := strings.IndexByte(s, sep)
+	if i <= 0 || i == len(s)-1 || strings.IndexByte(s[:i], other) >= 0 {
+		return false
+	}
+	for j := 0; j < len(s); j++ {
+		if isRESpace(s[j]) {
+			return false
+		}
+	}
+	return true
+}
 
 // actor checks the §7 shape of an actor value.
 func (v *validator) actor(d *Document, n *yaml.Node, field string) {
@@ -328,11 +367,11 @@ func (v *validator) actor(d *Document, n *yaml.Node, field string) {
 		return
 	}
 	s = strings.TrimSpace(s)
-	if nearMissRe.MatchString(s) && !strings.HasPrefix(s, "human:") && !strings.HasPrefix(s, "process:") {
+	if nearMiss(s) && !strings.HasPrefix(s, "human:") && !strings.HasPrefix(s, "process:") {
 		v.add("actor-near-miss", d, n.Line, "`%s` is %q: it almost spells `human:` or `process:`, so it reads as an agent", field, s)
 		return
 	}
-	if s == "human:" || s == "process:" || (!prefixedRe.MatchString(s) && !producerRe.MatchString(s)) {
+	if s == "human:" || s == "process:" || (!splitActor(s, ':', '/') && !splitActor(s, '/', ':')) {
 		v.add("actor-invalid", d, n.Line, "`%s` is %q; expected `<producer>/<version>`, `human:<id>` or `process:<id>`", field, s)
 	}
 }
@@ -346,14 +385,29 @@ const (
 	noOffsetForm
 )
 
-var dateRe = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+// isDate reports whether s is written YYYY-MM-DD, in ASCII digits.
+func isDate(s string) bool {
+	if len(s) != len("2006-01-02") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if i == 4 || i == 7 {
+			if s[i] != '-' {
+				return false
+			}
+		} else if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // parseTime reads a timestamp in the forms §5 and its July text allow: a date
 // (YYYY-MM-DD) or an RFC 3339 datetime with an offset ("T" or a space between
 // date and time). A datetime without an offset is recognised but unusable.
 func parseTime(s string) (time.Time, timeForm) {
 	s = strings.TrimSpace(s)
-	if dateRe.MatchString(s) {
+	if isDate(s) {
 		t, err := time.Parse("2006-01-02", s)
 		if err != nil {
 			return time.Time{}, badTime
@@ -511,7 +565,7 @@ func (v *validator) computation(d *Document) {
 func (v *validator) pathField(d *Document, n *yaml.Node, field string) {
 	s, ok := scalarText(n)
 	s = strings.TrimSpace(s)
-	if !ok || s == "" || schemeRe.MatchString(s) {
+	if !ok || s == "" || hasScheme(s) {
 		return
 	}
 	p, kind := ResolvePath(d.Path, s)
@@ -565,7 +619,7 @@ func (v *validator) log(d *Document) {
 		if s.Level != 2 {
 			continue
 		}
-		if _, form := parseTime(s.Title); form != dateForm || !dateRe.MatchString(s.Title) {
+		if _, form := parseTime(s.Title); form != dateForm || !isDate(s.Title) {
 			v.add("log-heading-invalid", d, s.Line, "log heading `## %s` is not a YYYY-MM-DD date (§9)", s.Title)
 			continue
 		}
@@ -581,7 +635,7 @@ func (v *validator) log(d *Document) {
 // Lists inside code or quotes are not entries.
 func undatedEntries(d *Document) []int {
 	body := d.Body()
-	root := markdown.Parser().Parse(text.NewReader(body))
+	root := markdown.Get().Parse(text.NewReader(body))
 	var lines []int
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		if h, ok := n.(*ast.Heading); ok && h.Level == 2 {

@@ -17,11 +17,18 @@ const instructions = `You answer questions about the data in the %s database (%s
 - Finish by calling submit_answer with the final SQL and a one-sentence answer.`
 
 // guidance tells the model how to find knowledge with each strategy's tools.
-var guidance = map[Strategy]string{
-	Raw:     `The database's whole documentation follows: tables, the meaning of each column, joins and business rules. Write the query with the exact formulas, thresholds, table and column names it gives.`,
-	Browse:  `The knowledge is a folder of markdown files that you read with read_file. Start with index.md, then the index of the folder you need; links in an index are relative to its folder. Open only the files the question needs: the business rules it names, the rules those depend on, and the tables whose columns they use.`,
-	Engine:  `Find the knowledge with three tools: search ranks concepts (business rules and tables) by the words of the question, get reads a concept or one section of it by id, and manifest lists every concept with a one-line summary. Read the business rules the question names, the rules they depend on and the tables whose columns they use.`,
-	Context: `Call context once, first, with the question: it returns the business rules the question most likely needs, the rules they depend on, the schema rows of the columns they and the question use, the joins between their tables, and the id of a further candidate. Read anything else with get, by id.`,
+func guidance(s Strategy) string {
+	switch s {
+	case Raw:
+		return `The database's whole documentation follows: tables, the meaning of each column, joins and business rules. Write the query with the exact formulas, thresholds, table and column names it gives.`
+	case Browse:
+		return `The knowledge is a folder of markdown files that you read with read_file. Start with index.md, then the index of the folder you need; links in an index are relative to its folder. Open only the files the question needs: the business rules it names, the rules those depend on, and the tables whose columns they use.`
+	case Engine:
+		return `Find the knowledge with three tools: search ranks concepts (business rules and tables) by the words of the question, get reads a concept or one section of it by id, and manifest lists every concept with a one-line summary. Read the business rules the question names, the rules they depend on and the tables whose columns they use.`
+	case Context:
+		return `Call context once, first, with the question: it returns the business rules the question most likely needs, the rules they depend on, the schema rows of the columns they and the question use, the joins between their tables, and the id of a further candidate. Read anything else with get, by id.`
+	}
+	return ""
 }
 
 // nudge answers a reply that called no tool.
@@ -33,7 +40,7 @@ func systemPrompt(database, dialect string, s Strategy, knowledge string) string
 	var b strings.Builder
 	fmt.Fprintf(&b, instructions, database, dialect)
 	b.WriteString("\n\n")
-	b.WriteString(guidance[s])
+	b.WriteString(guidance(s))
 	if knowledge != "" {
 		b.WriteString("\n\n")
 		b.WriteString(knowledge)

@@ -48,20 +48,23 @@ type toolset struct {
 	sqlErrors   int
 }
 
-// strategyTools are the engine tools each strategy offers; the engine and
-// context strategies (nil) offer all of them, verified queries included,
-// as an MCP client sees them.
-var strategyTools = map[Strategy][]string{
-	Raw:     {engine.ToolRunSQL},
-	Browse:  {engine.ToolRunSQL},
-	Engine:  nil,
-	Context: nil,
+// strategyTools are the engine tools a strategy offers: the engine and
+// context strategies all of them (nil), verified queries included, as an
+// MCP client sees them; ok is false for no strategy.
+func strategyTools(s Strategy) (names []string, ok bool) {
+	switch s {
+	case Raw, Browse:
+		return []string{engine.ToolRunSQL}, true
+	case Engine, Context:
+		return nil, true
+	}
+	return nil, false
 }
 
 // newToolset builds the tools of a strategy; every strategy has run_sql
 // and ends with submit_answer.
 func newToolset(ctx context.Context, cfg *Config) (*toolset, error) {
-	names, ok := strategyTools[cfg.Strategy]
+	names, ok := strategyTools(cfg.Strategy)
 	if !ok {
 		return nil, fmt.Errorf("unknown strategy %q", cfg.Strategy)
 	}

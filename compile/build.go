@@ -3,11 +3,12 @@ package compile
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // Options tune Build.
@@ -104,7 +105,7 @@ func brokenKey(db *Database, fk ForeignKey) string {
 	return ""
 }
 
-var unsafeFileRe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+var unsafeFileRe = lazy.Regexp{Expr: `[^A-Za-z0-9_.-]+`}
 
 // fileNames gives every table a file name: its own name when that is a
 // safe, unreserved file name, else a slug; unique without regard to case.
@@ -112,7 +113,7 @@ func fileNames(tables []*Table) map[*Table]string {
 	out := map[*Table]string{}
 	used := map[string]bool{}
 	for _, t := range tables {
-		name := strings.Trim(unsafeFileRe.ReplaceAllString(t.Name, "-"), "-.")
+		name := strings.Trim(unsafeFileRe.Get().ReplaceAllString(t.Name, "-"), "-.")
 		if name == "" || reservedName(name) {
 			name = "table-" + name
 		}
@@ -132,8 +133,8 @@ func reservedName(name string) bool {
 }
 
 var (
-	parenGroupRe = regexp.MustCompile(`\([^)]*\)`)
-	nonSlugRe    = regexp.MustCompile(`[^a-z0-9]+`)
+	parenGroupRe = lazy.Regexp{Expr: `\([^)]*\)`}
+	nonSlugRe    = lazy.Regexp{Expr: `[^a-z0-9]+`}
 )
 
 // ruleSlugs gives every rule a file name from its name, without any
@@ -155,7 +156,7 @@ func ruleSlugs(rules []*Rule) map[int]string {
 		if r.File != "" {
 			continue
 		}
-		slug := strings.Trim(nonSlugRe.ReplaceAllString(strings.ToLower(parenGroupRe.ReplaceAllString(r.Name, "")), "-"), "-")
+		slug := strings.Trim(nonSlugRe.Get().ReplaceAllString(strings.ToLower(parenGroupRe.Get().ReplaceAllString(r.Name, "")), "-"), "-")
 		if slug == "" {
 			slug = "rule"
 		}
@@ -218,14 +219,16 @@ func (w *writer) tableType() string {
 }
 
 // ruleTypes maps rule kinds to OKF types.
-var ruleTypes = map[string]string{
-	CalculationKind:  "Calculation",
-	DomainKind:       "Business Rule",
-	IllustrationKind: "Value Illustration",
-}
+var ruleTypes = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		CalculationKind:  "Calculation",
+		DomainKind:       "Business Rule",
+		IllustrationKind: "Value Illustration",
+	}
+}}
 
 func ruleType(kind string) string {
-	if t, ok := ruleTypes[kind]; ok {
+	if t, ok := ruleTypes.Get()[kind]; ok {
 		return t
 	}
 	if strings.TrimSpace(kind) == "" {
@@ -313,10 +316,12 @@ func cell(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", " "), "\n", " "), "|", `\|`)
 }
 
-var linkTextEscaper = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, "\n", " ")
+var linkTextEscaper = lazy.Value[*strings.Replacer]{New: func() *strings.Replacer {
+	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, "\n", " ")
+}}
 
 // linkText makes a text safe as the text of a markdown link.
-func linkText(s string) string { return linkTextEscaper.Replace(s) }
+func linkText(s string) string { return linkTextEscaper.Get().Replace(s) }
 
 // code wraps a name in a code span that survives backticks in the name.
 func code(s string) string {

@@ -2,7 +2,6 @@ package compile
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -40,19 +39,6 @@ type reached struct {
 	// via are the used rules, among the rule's own, that lead here.
 	via []int
 }
-
-var (
-	// wordRe finds identifiers, with any dotted continuation, as in
-	// "hubutilpct" or "impactMetrics.population.affected".
-	wordRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*`)
-	// pipeRe finds "db|table|column" references.
-	pipeRe = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\|([A-Za-z_][A-Za-z0-9_]*)\|([A-Za-z_][A-Za-z0-9_]*)`)
-	// parenRe finds a trailing parenthesis of a rule name: "(RUR)".
-	parenRe = regexp.MustCompile(`\s*\(([^()]*)\)\s*$`)
-	// abbrevRe accepts abbreviations: a word with two or more capitals or
-	// digits, such as RUR, CGPI, HSCI or PM25.
-	abbrevRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9&/-]*$`)
-)
 
 // linker resolves the text of rules against the database.
 type linker struct {
@@ -98,8 +84,8 @@ func newLinker(db *Database, gaps *Gaps) *linker {
 		for _, c := range t.Columns {
 			k := strings.ToLower(c.Name)
 			l.columns[k] = append(l.columns[k], &use{table: t, column: c})
-			for _, m := range symbolRe.FindAllStringSubmatch(c.Meaning, -1) {
-				l.symbols[m[1]] = append(l.symbols[m[1]], &use{table: t, column: c})
+			for _, sym := range symbols(c.Meaning) {
+				l.symbols[sym] = append(l.symbols[sym], &use{table: t, column: c})
 			}
 			for _, alias := range formerNames(c.Meaning) {
 				u := &use{table: t, column: c}
@@ -164,15 +150,15 @@ func newLinker(db *Database, gaps *Gaps) *linker {
 // splitName splits "Resource Utilization Ratio (RUR)" into the name and
 // the text in its closing brackets.
 func splitName(name string) (full, inner string) {
-	m := parenRe.FindStringSubmatchIndex(name)
-	if m == nil {
+	start, inner, ok := trailingParen(name)
+	if !ok {
 		return strings.TrimSpace(name), ""
 	}
-	return strings.TrimSpace(name[:m[0]]), strings.TrimSpace(name[m[2]:m[3]])
+	return strings.TrimSpace(name[:start]), strings.TrimSpace(inner)
 }
 
 // isAbbrev reports whether s looks like an abbreviation: a single word
-// with at least two capitals or digits.
+// with at least two capitals or digits, such as RUR, CGPI, HSCI or PM25.
 func isAbbrev(s string) bool {
 	caps := 0
 	for _, r := range s {
@@ -180,23 +166,7 @@ func isAbbrev(s string) bool {
 			caps++
 		}
 	}
-	return abbrevRe.MatchString(s) && caps >= 2
-}
-
-// symbolRe finds an abbreviation introduced in brackets after a space:
-// "open-circuit voltage (Voc)", but not "references Panel(PaneMark)".
-var symbolRe = regexp.MustCompile(`\s\(([A-Z][A-Za-z0-9]{1,11})\)`)
-
-// formerRe finds a documented former name of a column: "(was 'PowerRatedW')".
-var formerRe = regexp.MustCompile(`\bwas '([A-Za-z_][A-Za-z0-9_]*)'`)
-
-// formerNames returns the former names a meaning documents.
-func formerNames(meaning string) []string {
-	var out []string
-	for _, m := range formerRe.FindAllStringSubmatch(meaning, -1) {
-		out = append(out, m[1])
-	}
-	return out
+	return abbrevShaped(s) && caps >= 2
 }
 
 // link resolves every rule.
@@ -255,16 +225,19 @@ func (l *linker) columnsOf(r *Rule, text string) []*use {
 	}
 	var shared []string
 	// A former name spelled out in prose, "Power Quality Index" for
-	// what the docs once called PowerQualityIndex.
+	// what the docs once called PowerQualityIndex (camelWords lowers its
+	// words).
+	lower := asciiLower(text)
 	for _, f := range l.formers {
-		if len(f.words) >= 2 && len(findWord(text, strings.Join(f.words, " "), true)) > 0 {
+		if len(f.words) >= 2 && len(findWord(lower, strings.Join(f.words, " "))) > 0 {
 			add(f.use, firstPath(f.use))
 		}
 	}
-	for _, m := range pipeRe.FindAllStringSubmatch(text, -1) {
-		l.qualified(r, m[2], m[3], nil, add)
+	refs := pipeRefs(text)
+	for _, ref := range refs {
+		l.qualified(r, ref.names[1], ref.names[2], nil, add)
 	}
-	for _, w := range wordRe.FindAllString(pipeRe.ReplaceAllString(text, " "), -1) {
+	for _, w := range words(withoutPipeRefs(text, refs)) {
 		parts := strings.Split(w, ".")
 		if len(parts) > 1 && l.db.Table(parts[0]) != nil && l.columns[strings.ToLower(parts[0])] == nil {
 			l.qualified(r, parts[0], parts[1], parts[2:], add)
@@ -369,15 +342,20 @@ func jsonPath(c *Column, parts []string) string {
 // A name that looks like a column reference but matches none is a gap.
 func (l *linker) explained(r *Rule) []*use {
 	name := strings.TrimSpace(r.Name)
-	if m := pipeRe.FindStringSubmatch(name); m != nil {
-		if t := l.db.Table(m[2]); t != nil {
-			if c := t.Column(m[3]); c != nil {
+	if refs := pipeRefs(name); refs != nil {
+		if t := l.db.Table(refs[0].names[1]); t != nil {
+			if c := t.Column(refs[0].names[2]); c != nil {
 				return []*use{{table: t, column: c}}
 			}
 		}
 		return nil
 	}
-	head := strings.TrimSpace(parenRe.ReplaceAllString(name, ""))
+	head := name
+	start, _, paren := trailingParen(name)
+	if paren {
+		head = name[:start]
+	}
+	head = strings.TrimSpace(head)
 	if strings.ContainsAny(head, " \t") {
 		return nil
 	}
@@ -398,7 +376,7 @@ func (l *linker) explained(r *Rule) []*use {
 	if us := l.abbreviated(head); len(parts) == 1 && us != nil {
 		return us
 	}
-	if len(parts) == 1 && parenRe.MatchString(name) && wordRe.FindString(head) == head {
+	if len(parts) == 1 && paren && firstWord(head) == head {
 		l.gaps.MissingColumns = append(l.gaps.MissingColumns, MissingColumn{
 			Rule: RuleRef{ID: r.ID, Name: r.Name}, Column: head,
 		})
@@ -524,11 +502,16 @@ func nonEmpty(s string) []string {
 // Ratio". A name several rules share is ambiguous and reported.
 func (l *linker) namedRules(r *Rule) []int {
 	text := r.Definition
+	lower := asciiLower(text)
 	taken := make([]bool, len(text))
 	var ids []int
 	for _, key := range l.keys {
 		owners := l.owners[key]
-		for _, span := range findWord(text, key.text, !key.abbrev) {
+		hay := lower
+		if key.abbrev {
+			hay = text
+		}
+		for _, span := range findWord(hay, key.text) {
 			if slices.Contains(taken[span[0]:span[1]], true) {
 				continue
 			}
@@ -557,13 +540,10 @@ func (l *linker) namedRules(r *Rule) []int {
 	return ids
 }
 
-// findWord returns the spans where word occurs in text, bounded by
-// non-word characters on both sides.
-func findWord(text, word string, fold bool) [][2]int {
-	hay := text
-	if fold {
-		hay = asciiLower(text)
-	}
+// findWord returns the spans where word occurs in hay, bounded by
+// non-word characters on both sides. To ignore case, a caller passes both
+// through asciiLower.
+func findWord(hay, word string) [][2]int {
 	var out [][2]int
 	for from := 0; ; {
 		i := strings.Index(hay[from:], word)

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 type generated struct {
@@ -44,13 +46,17 @@ type ruleFront struct {
 func concept(front any, sections []string) []byte {
 	var b bytes.Buffer
 	b.WriteString("---\n")
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(front); err != nil {
-		// The frontmatter types hold only strings and lists of them.
-		panic(fmt.Sprintf("compile: encoding frontmatter: %v", err))
+	if y, ok := renderFront(front); ok {
+		b.Write(y)
+	} else {
+		enc := yaml.NewEncoder(&b)
+		enc.SetIndent(2)
+		if err := enc.Encode(front); err != nil {
+			// The frontmatter types hold only strings and lists of them.
+			panic(fmt.Sprintf("compile: encoding frontmatter: %v", err))
+		}
+		enc.Close()
 	}
-	enc.Close()
 	b.WriteString("---\n")
 	for _, s := range sections {
 		b.WriteString("\n")
@@ -323,11 +329,13 @@ func (w *writer) columnsUsed(r *Rule) []string {
 }
 
 // folderBlurbs describe the folders in the root index.
-var folderBlurbs = map[string]string{
-	QueriesDir:  "verified queries for frequent questions, with their parameters.",
-	"tables":    "tables, with column meanings, keys, JSON fields, joins and the rules that use them.",
-	"knowledge": "business rules: calculations, definitions and value illustrations, with the columns they use.",
-}
+var folderBlurbs = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		QueriesDir:  "verified queries for frequent questions, with their parameters.",
+		"tables":    "tables, with column meanings, keys, JSON fields, joins and the rules that use them.",
+		"knowledge": "business rules: calculations, definitions and value illustrations, with the columns they use.",
+	}
+}}
 
 func (w *writer) indexes() {
 	var dirs []string
@@ -358,7 +366,7 @@ func (w *writer) indexes() {
 		}
 		w.files[dir+"/index.md"] = []byte(strings.Join(parts, "\n"))
 		title := strings.ToUpper(dir[:1]) + dir[1:]
-		root = append(root, fmt.Sprintf("* [%s](%s/index.md) - %d %s", title, dir, n, folderBlurbs[dir]))
+		root = append(root, fmt.Sprintf("* [%s](%s/index.md) - %d %s", title, dir, n, folderBlurbs.Get()[dir]))
 	}
 	w.files["index.md"] = []byte("---\nokf_version: \"0.2\"\n---\n\n" + section(w.db.Name+" database", root...))
 	w.files["log.md"] = []byte(w.log())

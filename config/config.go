@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/okf-tools/okf/internal/dsn"
+	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/sqlguard"
 )
 
@@ -223,14 +223,14 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = lazy.Regexp{Expr: `\$\{([A-Za-z_][A-Za-z0-9_]*)\}`}
 
 // Expand replaces every ${VAR} in s with the variable's value; an unset
 // variable is an error naming it.
 func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 	var missing []string
-	out := envRef.ReplaceAllStringFunc(s, func(ref string) string {
-		name := envRef.FindStringSubmatch(ref)[1]
+	out := envRef.Get().ReplaceAllStringFunc(s, func(ref string) string {
+		name := envRef.Get().FindStringSubmatch(ref)[1]
 		v, ok := lookup(name)
 		if !ok {
 			missing = append(missing, name)

@@ -150,13 +150,13 @@ func (s *Serve) check(line int) error {
 			return fmt.Errorf("%s: name %q is used twice", at, t.Name)
 		case t.Token == "":
 			return fmt.Errorf("%s (%s): token is missing", at, t.Name)
-		case !envRef.MatchString(t.Token):
+		case !envRef.Get().MatchString(t.Token):
 			return fmt.Errorf("%s (%s): token must name an environment variable, like ${OKF_TOKEN_%s}: okf.yaml is committed, tokens are secrets",
 				at, t.Name, tokenVar(t.Name))
-		case envRef.ReplaceAllString(t.Token, "") != "":
+		case envRef.Get().ReplaceAllString(t.Token, "") != "":
 			// The text is not repeated: it may be the secret.
 			return fmt.Errorf("%s (%s): token holds %d characters of clear text besides its environment variables: give only ${OKF_TOKEN_%s}: okf.yaml is committed, tokens are secrets",
-				at, t.Name, len(envRef.ReplaceAllString(t.Token, "")), tokenVar(t.Name))
+				at, t.Name, len(envRef.Get().ReplaceAllString(t.Token, "")), tokenVar(t.Name))
 		}
 		if err := store.ValidateTenant(t.Tenant); err != nil {
 			return fmt.Errorf("%s (%s): %w", at, t.Name, err)
@@ -212,7 +212,7 @@ func (t ServeToken) Secret(lookup func(string) (string, bool)) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("serve token %s: %w", t.Name, err)
 	}
-	for _, ref := range envRef.FindAllStringSubmatch(t.Token, -1) {
+	for _, ref := range envRef.Get().FindAllStringSubmatch(t.Token, -1) {
 		if part, _ := lookup(ref[1]); part == "" {
 			return "", fmt.Errorf("serve token %s: %s is empty", t.Name, ref[0])
 		}

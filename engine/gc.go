@@ -3,6 +3,8 @@ package engine
 import (
 	"os"
 	"runtime/debug"
+
+	"github.com/okf-tools/okf/internal/gcdelay"
 )
 
 // GCPercent is the collector setting a server runs with unless GOGC is
@@ -12,8 +14,10 @@ import (
 // the figures are in BENCHMARKS.md.
 const GCPercent = 50
 
-// TuneGC applies GCPercent unless the environment sets GOGC.
+// TuneGC applies GCPercent unless the environment sets GOGC, ending the
+// start-up delay of the collector that short commands run with.
 func TuneGC() {
+	gcdelay.Stop()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(GCPercent)
 	}

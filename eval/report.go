@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/trace"
 )
 
@@ -37,10 +38,12 @@ func WriteMarkdown(w io.Writer, questions int, rows []Totals) error {
 //go:embed report.html.tmpl
 var reportHTMLText string
 
-var reportHTML = template.Must(template.New("report").Funcs(template.FuncMap{
-	"accuracy": Totals.accuracy,
-	"cost":     Totals.costText,
-}).Parse(reportHTMLText))
+var reportHTML = lazy.Value[*template.Template]{New: func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"accuracy": Totals.accuracy,
+		"cost":     Totals.costText,
+	}).Parse(reportHTMLText))
+}}
 
 // The bar charts' layout, in pixels: a row a strategy and model, its
 // label on the left, then the bar, then its value.
@@ -112,7 +115,7 @@ func WriteHTML(w io.Writer, questions int, rows []Totals) error {
 			return v, fmt.Sprintf("%.1f", v)
 		}),
 	}
-	return reportHTML.Execute(w, struct {
+	return reportHTML.Get().Execute(w, struct {
 		Questions int
 		Rows      []Totals
 		Charts    []chart

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/okf-tools/okf"
+	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/queries"
 	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/search"
@@ -51,7 +51,7 @@ type Corpus struct {
 	tables map[string]bundleTables
 }
 
-var ruleTitleRe = regexp.MustCompile(`\brule (\d+)\s*$`)
+var ruleTitleRe = lazy.Regexp{Expr: `\brule (\d+)\s*$`}
 
 // LoadCorpus reads a folder of bundles (one subfolder a database), indexes
 // it with the given search weights and,
@@ -134,7 +134,7 @@ func ruleID(d *okf.Document) (int, bool) {
 	for _, e := range src.Content {
 		for i := 0; i+1 < len(e.Content); i += 2 {
 			if e.Content[i].Value == "title" {
-				if m := ruleTitleRe.FindStringSubmatch(e.Content[i+1].Value); m != nil {
+				if m := ruleTitleRe.Get().FindStringSubmatch(e.Content[i+1].Value); m != nil {
 					n, _ := strconv.Atoi(m[1])
 					return n, true
 				}

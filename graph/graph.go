@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/internal/scriptjson"
 	"github.com/okf-tools/okf/readmodel"
 )
@@ -115,7 +116,9 @@ func (d *Data) JSON() ([]byte, error) {
 //go:embed page.html
 var pages embed.FS
 
-var page = template.Must(template.ParseFS(pages, "page.html"))
+var page = lazy.Value[*template.Template]{New: func() *template.Template {
+	return template.Must(template.ParseFS(pages, "page.html"))
+}}
 
 // WriteHTML writes the page.
 func (d *Data) WriteHTML(w io.Writer) error {
@@ -123,7 +126,7 @@ func (d *Data) WriteHTML(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return page.Execute(w, struct {
+	return page.Get().Execute(w, struct {
 		Title string
 		Data  template.JS
 	}{d.Title, template.JS(data)})

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/okf-tools/okf"
+	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/trace"
 )
 
@@ -99,17 +99,17 @@ func Promote(p Promotion) (Draft, error) {
 	return d, nil
 }
 
-var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
+var nonWord = lazy.Regexp{Expr: `[^a-z0-9]+`}
 
 // draftName is a file name from the question's first words and the run.
 func draftName(p Promotion) string {
-	words := strings.Fields(nonWord.ReplaceAllString(strings.ToLower(p.Question), " "))
+	words := strings.Fields(nonWord.Get().ReplaceAllString(strings.ToLower(p.Question), " "))
 	words = words[:min(len(words), 6)]
 	name := strings.Join(words, "-")
 	if name == "" {
 		name = "query"
 	}
-	if run := nonWord.ReplaceAllString(strings.ToLower(p.Run), ""); run != "" {
+	if run := nonWord.Get().ReplaceAllString(strings.ToLower(p.Run), ""); run != "" {
 		name += "-" + run[:min(len(run), 8)]
 	}
 	return name + ".md"
@@ -179,13 +179,13 @@ func typedBefore(before string) bool {
 	return false
 }
 
-var identBefore = regexp.MustCompile(`(?i)([a-z_][a-z0-9_]*)"?\s*(?:=|<>|!=|<=|>=|<|>|like|ilike|in\s*\(|between|not\s+like)?\s*(?:[^\s]*\s*,\s*)*$`)
+var identBefore = lazy.Regexp{Expr: `(?i)([a-z_][a-z0-9_]*)"?\s*(?:=|<>|!=|<=|>=|<|>|like|ilike|in\s*\(|between|not\s+like)?\s*(?:[^\s]*\s*,\s*)*$`}
 
 // paramName names a parameter after the column it is compared with, else
 // value, unique among params.
 func paramName(before string, params []param) string {
 	name := "value"
-	if m := identBefore.FindStringSubmatch(before); m != nil && !sqlWord[strings.ToLower(m[1])] {
+	if m := identBefore.Get().FindStringSubmatch(before); m != nil && !sqlWord.Get()[strings.ToLower(m[1])] {
 		name = strings.ToLower(m[1])
 	} else if strings.HasSuffix(strings.ToUpper(strings.TrimSpace(before)), "LIMIT") {
 		name = "max_rows"
@@ -198,8 +198,10 @@ func paramName(before string, params []param) string {
 }
 
 // sqlWord are keywords a literal may follow that name no column.
-var sqlWord = map[string]bool{"and": true, "or": true, "not": true, "select": true, "where": true, "when": true, "then": true,
-	"else": true, "limit": true, "offset": true, "by": true, "on": true, "as": true, "in": true, "is": true, "like": true, "between": true}
+var sqlWord = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{"and": true, "or": true, "not": true, "select": true, "where": true, "when": true, "then": true,
+		"else": true, "limit": true, "offset": true, "by": true, "on": true, "as": true, "in": true, "is": true, "like": true, "between": true}
+}}
 
 // literal is a string or number literal of a SQL text.
 type literal struct {

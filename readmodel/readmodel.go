@@ -15,7 +15,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/url"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/okf-tools/okf"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // SummaryWidth is the longest summary cell, in characters.
@@ -270,10 +270,12 @@ func row(c Concept) string {
 // hold spaces, which would split the space-separated links cell, so those
 // (and "%", tabs and newlines) are percent-encoded. Lookups accept both
 // forms.
-var idEscaper = strings.NewReplacer("%", "%25", " ", "%20", "\t", "%09", "\n", "%0A", "\r", "%0D")
+var idEscaper = lazy.Value[*strings.Replacer]{New: func() *strings.Replacer {
+	return strings.NewReplacer("%", "%25", " ", "%20", "\t", "%09", "\n", "%0A", "\r", "%0D")
+}}
 
 // IDCell returns an id as the manifest writes it.
-func IDCell(id string) string { return idEscaper.Replace(id) }
+func IDCell(id string) string { return idEscaper.Get().Replace(id) }
 
 func compileConcept(bundleName string, b *okf.Bundle, d *okf.Document) (Concept, []string) {
 	var diags []string
@@ -365,9 +367,9 @@ func cut(s string, width int) string {
 }
 
 var (
-	mdLinkRe   = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
-	mdMarkupRe = regexp.MustCompile("[*_`]+")
-	sentenceRe = regexp.MustCompile(`^(.+?[.!?])(\s|$)`)
+	mdLinkRe   = lazy.Regexp{Expr: `!?\[([^\]]*)\]\([^)]*\)`}
+	mdMarkupRe = lazy.Regexp{Expr: "[*_`]+"}
+	sentenceRe = lazy.Regexp{Expr: `^(.+?[.!?])(\s|$)`}
 )
 
 // firstSentence returns the first sentence of the first prose paragraph of a
@@ -401,9 +403,9 @@ func firstSentence(body []byte) string {
 		para = append(para, t)
 	}
 	s := strings.Join(para, " ")
-	s = mdLinkRe.ReplaceAllString(s, "$1")
-	s = mdMarkupRe.ReplaceAllString(s, "")
-	if m := sentenceRe.FindStringSubmatch(s); m != nil {
+	s = mdLinkRe.Get().ReplaceAllString(s, "$1")
+	s = mdMarkupRe.Get().ReplaceAllString(s, "")
+	if m := sentenceRe.Get().FindStringSubmatch(s); m != nil {
 		return m[1]
 	}
 	return s

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/readmodel"
 )
 
@@ -68,12 +69,14 @@ func (ix *Index) columnIndex(bundle string) *columnIndex {
 
 // columnStopWords are words of column meanings that say how a value is
 // stored, not what it is: they would match every question about a number.
-var columnStopWords = setOf(`varchar char character varying text integer int smallint bigint numeric decimal real
+var columnStopWords = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return setOf(`varchar char character varying text integer int smallint bigint numeric decimal real
 	double precision float boolean bool timestamp date time jsonb json enum array serial uuid null not key primary
 	foreign references referencing record records identifier identifying uniquely unique field value values column
 	indicating indicates showing shows representing represents specifying specifies measuring measures describing
 	describes capturing captures storing stores recording records reflecting reflects denoting denotes providing
 	provides giving gives containing contains linking links`)
+}}
 
 func setOf(words string) map[string]bool {
 	m := map[string]bool{}
@@ -86,9 +89,10 @@ func setOf(words string) map[string]bool {
 // columnTerms are the index terms of a text: tokens stemmed, without
 // framing and storage words.
 func columnTerms(text string, fn func(term string)) {
+	framing, stop := questionWords.Get(), columnStopWords.Get()
 	tokenize([]byte(text), nil, func(tok []byte, _ int) {
 		t := string(tok)
-		if !questionWords[t] && !columnStopWords[t] && len(t) > 1 {
+		if !framing[t] && !stop[t] && len(t) > 1 {
 			fn(stem(t))
 		}
 	})
@@ -188,8 +192,9 @@ func (ci *columnIndex) match(question string) []scoredColumn {
 	n := float64(len(ci.cols))
 	idf := func(df int) float64 { return math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5)) }
 	var words []string
+	framing, stop := questionWords.Get(), columnStopWords.Get()
 	tokenize([]byte(question), nil, func(tok []byte, _ int) {
-		if len(tok) >= PrefixLen && !questionWords[string(tok)] && !columnStopWords[string(tok)] {
+		if len(tok) >= PrefixLen && !framing[string(tok)] && !stop[string(tok)] {
 			words = append(words, string(tok[:PrefixLen]))
 		}
 	})

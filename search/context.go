@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/readmodel"
 )
 
@@ -689,7 +690,7 @@ func (p *packer) schemaRows(t int, cols, asked, listed map[string]bool, pieces *
 // meaning is set, meaning.
 func (ix *Index) schemaRow(c *readmodel.Concept, facts *readmodel.TableFacts, col readmodel.Column, key, meaning bool, listed map[string]bool) string {
 	typ := ix.snap.Text(c, col.Type)
-	if short, ok := shortTypes[strings.ToLower(typ)]; ok {
+	if short, ok := shortTypes.Get()[strings.ToLower(typ)]; ok {
 		typ = short
 	}
 	if col.NotNull && !key {
@@ -722,41 +723,43 @@ func (ix *Index) schemaRow(c *readmodel.Concept, facts *readmodel.TableFacts, co
 
 // shortTypes are shorter names of PostgreSQL's long type names, which
 // information_schema spells out and SQL accepts either way.
-var shortTypes = map[string]string{
-	"character varying":           "varchar",
-	"character":                   "char",
-	"timestamp without time zone": "timestamp",
-	"timestamp with time zone":    "timestamptz",
-	"time without time zone":      "time",
-	"user-defined":                "user-defined",
-}
+var shortTypes = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"character varying":           "varchar",
+		"character":                   "char",
+		"timestamp without time zone": "timestamp",
+		"timestamp with time zone":    "timestamptz",
+		"time without time zone":      "time",
+		"user-defined":                "user-defined",
+	}
+}}
 
 // storedAs matches a meaning that opens by restating the column's type ("A
 // NUMERIC(4,1) measuring ...", "VARCHAR(50) describing ...", "An enum
 // (status_enum) indicating ..."): the row says it already.
-var storedAs = regexp.MustCompile(`^(?:(?:An?|The) )?(?:(?:ENUM|VARCHAR|CHAR|TEXT|SMALLINT|INTEGER|INT|BIGINT|NUMERIC|DECIMAL|REAL|FLOAT|DOUBLE PRECISION|BOOLEAN|DATE|TIMESTAMP|TIMESTAMPTZ|JSONB|JSON|UUID|SERIAL|BIGSERIAL)(?:\([0-9, ]*\))?|enum \([A-Za-z0-9_]+\))(?: (?:field|column|value)\.?)? `)
+var storedAs = lazy.Regexp{Expr: `^(?:(?:An?|The) )?(?:(?:ENUM|VARCHAR|CHAR|TEXT|SMALLINT|INTEGER|INT|BIGINT|NUMERIC|DECIMAL|REAL|FLOAT|DOUBLE PRECISION|BOOLEAN|DATE|TIMESTAMP|TIMESTAMPTZ|JSONB|JSON|UUID|SERIAL|BIGSERIAL)(?:\([0-9, ]*\))?|enum \([A-Za-z0-9_]+\))(?: (?:field|column|value)\.?)? `}
 
 // keyedAs matches a meaning that opens by restating the column's key
 // ("PRIMARY KEY identifying ...", "FOREIGN KEY referencing sites(zoneid), ..."),
 // which the row shows from the facts.
-var keyedAs = regexp.MustCompile(`^(?:PRIMARY KEY |(?:FOREIGN KEY )?(?i:referenc(?:es|ing)) [A-Za-z0-9_."]+\([A-Za-z0-9_, "]*\)[,:]? )`)
+var keyedAs = lazy.Regexp{Expr: `^(?:PRIMARY KEY |(?:FOREIGN KEY )?(?i:referenc(?:es|ing)) [A-Za-z0-9_."]+\([A-Za-z0-9_, "]*\)[,:]? )`}
 
 // restated matches what a meaning says elsewhere that the row or the
 // column's name already says: its data type as a labelled sentence, and
 // the name the column was renamed from.
-var restated = regexp.MustCompile(` ?Data type: [A-Za-z ]+(?:\([0-9, ]*\))?\.| ?\(was '[^']*'\)`)
+var restated = lazy.Regexp{Expr: ` ?Data type: [A-Za-z ]+(?:\([0-9, ]*\))?\.| ?\(was '[^']*'\)`}
 
 // labelled matches a meaning written as labelled fields, "Full name: 'Site
 // Code'. Explanation: ...", whose labels a pack drops: "Site Code: ...".
-var labelled = regexp.MustCompile(`^Full name: '([^']*)'\. Explanation: `)
+var labelled = lazy.Regexp{Expr: `^Full name: '([^']*)'\. Explanation: `}
 
 // trimMeaning drops from a meaning what the row already says (the type,
 // the key) and the labels of labelled fields: a pack shows many rows, and
 // the rows' meanings are most of its columns' tokens.
 func trimMeaning(m string) string {
-	m = labelled.ReplaceAllString(m, "$1: ")
-	m = restated.ReplaceAllString(m, "")
-	for _, re := range []*regexp.Regexp{storedAs, keyedAs} {
+	m = labelled.Get().ReplaceAllString(m, "$1: ")
+	m = restated.Get().ReplaceAllString(m, "")
+	for _, re := range []*regexp.Regexp{storedAs.Get(), keyedAs.Get()} {
 		if loc := re.FindStringIndex(m); loc != nil && loc[1] < len(m) {
 			m = m[loc[1]:]
 		}

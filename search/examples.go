@@ -3,11 +3,11 @@ package search
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/okf-tools/okf"
+	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/readmodel"
 )
 
@@ -84,7 +84,7 @@ func (ix *Index) exampleIndex(bundle string) *exampleIndex {
 		}
 		e.tables = map[int]bool{}
 		sql := strings.ToLower(e.sql)
-		for _, at := range sqlWords.FindAllStringIndex(sql, -1) {
+		for _, at := range sqlWords.Get().FindAllStringIndex(sql, -1) {
 			// In a qualified name (project.dataset.table) only the last
 			// part names a table.
 			if at[1] < len(sql) && sql[at[1]] == '.' {
@@ -134,7 +134,7 @@ func (ei *exampleIndex) add(s *readmodel.Snapshot, i int) {
 }
 
 // sqlWords are the words of a SQL text that may name a table.
-var sqlWords = regexp.MustCompile(`[a-z_][a-z0-9_]*`)
+var sqlWords = lazy.Regexp{Expr: `[a-z_][a-z0-9_]*`}
 
 // match returns the examples resembling a question, best first: those
 // holding at least minCoverage of its terms' weight (a term weighing more

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/readmodel"
 )
 
@@ -521,8 +522,9 @@ func (ix *Index) queryTerms(query string, lo, hi int32) ([]qterm, int) {
 	var out, framing []qterm
 	content := false // the query has a word that is not framing, known or not
 	seen := map[int32]bool{}
+	framingWords := questionWords.Get()
 	tokenize([]byte(query), nil, func(tok []byte, _ int) {
-		framed := questionWords[string(tok)]
+		framed := framingWords[string(tok)]
 		content = content || !framed
 		id, ok := ix.terms[string(tok)]
 		if !ok || seen[id] {
@@ -565,15 +567,11 @@ const FramingWeight = 0.5
 // questionWords are English words that frame a question rather than name
 // what it is about: "what is the weather in Zanzibar" must not match a rule
 // that says "what an order is worth".
-var questionWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an and are as at be by can could did do does for from how
+var questionWords = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return setOf(`a an and are as at be by can could did do does for from how
 		i in is it its of on or that the their there these they this to was were what when where
-		which who whom whose why will with would you your`) {
-		m[w] = true
-	}
-	return m
-}()
+		which who whom whose why will with would you your`)
+}}
 
 // A nameKey is a hash of one name of a concept. A concept is named exactly
 // by its id, its id's last segment, its title and, for a rule, its title

@@ -5,11 +5,13 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // foldTable maps the Latin letters with diacritics (U+00C0–U+024F) to their
 // lowercase base letters, so "Operações" and "operacoes" give one token.
-var foldTable = func() map[rune]string {
+var foldTable = lazy.Value[map[rune]string]{New: func() map[rune]string {
 	m := map[rune]string{}
 	for r := rune(0xC0); r <= 0x24F; r++ {
 		var base []rune
@@ -27,7 +29,7 @@ var foldTable = func() map[rune]string {
 	m['ø'], m['Ø'] = "o", "o"
 	m['œ'], m['Œ'] = "oe", "oe"
 	return m
-}()
+}}
 
 // tokenize calls fn for every token of s: runs of letters and digits,
 // lowercased, accents folded, with the byte offset where each starts. Every
@@ -36,6 +38,7 @@ var foldTable = func() map[rune]string {
 func tokenize(s []byte, buf []byte, fn func(tok []byte, off int)) []byte {
 	tok := buf[:0]
 	start := -1
+	fold := foldTable.Get()
 	flush := func() {
 		if len(tok) > 0 {
 			fn(tok, start)
@@ -65,11 +68,11 @@ func tokenize(s []byte, buf []byte, fn func(tok []byte, off int)) []byte {
 		}
 		r, n := utf8.DecodeRune(s[i:])
 		switch {
-		case foldTable[r] != "":
+		case fold[r] != "":
 			if start < 0 {
 				start = i
 			}
-			tok = append(tok, foldTable[r]...)
+			tok = append(tok, fold[r]...)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			if start < 0 {
 				start = i

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // The function allowlists: built-ins that only compute over the values a
@@ -21,7 +23,7 @@ import (
 // functions that run SQL given as text (query_to_xml, ts_rewrite, ts_stat),
 // XML, dblink and foreign data, random seeds (setseed) and server facts
 // (version, inet_server_addr, pg_control_system).
-var postgresFunctions = setOf(
+var postgresFunctions = lazy.Set{Names: []string{
 	// math
 	"abs", "cbrt", "ceil", "ceiling", "degrees", "div", "exp", "factorial", "floor", "gcd", "lcm", "ln", "log", "log10",
 	"min_scale", "mod", "pi", "power", "pow", "radians", "round", "scale", "sign", "sqrt", "trim_scale", "trunc",
@@ -80,12 +82,12 @@ var postgresFunctions = setOf(
 	"to_tsvector", "to_tsquery", "plainto_tsquery", "phraseto_tsquery", "websearch_to_tsquery", "ts_rank",
 	"ts_rank_cd", "ts_headline", "setweight", "strip", "numnode", "querytree", "tsvector_to_array",
 	"array_to_tsvector", "ts_delete", "ts_filter", "tsquery_phrase",
-)
+}}
 
 // sqliteFunctions are SQLite's built-in functions that only compute.
 // load_extension, readfile, writefile, edit, fts3_tokenizer and the
 // pragma_* table functions are out.
-var sqliteFunctions = setOf(
+var sqliteFunctions = lazy.Set{Names: []string{
 	// core scalar
 	"abs", "changes", "char", "coalesce", "concat", "concat_ws", "format", "glob", "hex", "ifnull", "iif", "if", "instr",
 	"last_insert_rowid", "length", "like", "likelihood", "likely", "lower", "ltrim", "max", "min", "nullif", "octet_length",
@@ -106,32 +108,32 @@ var sqliteFunctions = setOf(
 	"jsonb_remove", "json_replace", "jsonb_replace", "json_set", "jsonb_set", "json_type", "json_valid", "json_quote",
 	"json_group_array", "jsonb_group_array", "json_group_object", "jsonb_group_object", "json_each", "json_tree",
 	"->", "->>",
-)
+}}
 
 // sqliteTableFunctions are the table-valued functions queries may read from.
-var sqliteTableFunctions = setOf("json_each", "json_tree")
+var sqliteTableFunctions = lazy.Set{Names: []string{"json_each", "json_tree"}}
 
 // Operators every query may use: PostgreSQL's built-in symbols (and
 // SQLite's ==). An operator a database adds runs its owner's code and is
 // refused unless written as one of these on the built-in types.
-var allowedOperators = setOf(
+var allowedOperators = lazy.Set{Names: []string{
 	"+", "-", "*", "/", "%", "^", "|/", "||/", "@", "&", "|", "#", "~", "<<", ">>",
 	"=", "==", "<>", "!=", "<", ">", "<=", ">=", "||", "~~", "~~*", "!~~", "!~~*", "~*", "!~", "!~*",
 	"->", "->>", "#>", "#>>", "@>", "<@", "?", "?|", "?&", "#-", "@?", "@@", "@@@", "&&", "-|-", "&<", "&>",
 	"<->", "<<|", "|>>", "&<|", "|&>", "?-", "?-|", "?||", "##", "@-@", "~=", "<^", ">^", "?#", "<<=", ">>=",
 	"BETWEEN", "NOT BETWEEN", "BETWEEN SYMMETRIC", "NOT BETWEEN SYMMETRIC",
-)
+}}
 
 // deniedTypes are types whose input functions read the catalog or parse
 // XML; a cast to one is refused. Casts to every other type only convert.
-var deniedTypes = setOf(
+var deniedTypes = lazy.Set{Names: []string{
 	"regclass", "regproc", "regprocedure", "regoper", "regoperator", "regtype", "regrole", "regnamespace",
 	"regconfig", "regdictionary", "regcollation", "xml", "txid_snapshot", "aclitem",
-)
+}}
 
 // recordFields are the field names of the records allowed functions
 // return (json_each and its kin), which (f(x)).name may select.
-var recordFields = setOf("key", "value", "ordinality")
+var recordFields = lazy.Set{Names: []string{"key", "value", "ordinality"}}
 
 // allowList is one validator's function allowlist: the dialect's built-ins
 // and the names an operator added.
@@ -144,9 +146,9 @@ type allowList struct {
 }
 
 func newAllowList(d Dialect, extra []string) (allowList, error) {
-	a := allowList{builtin: postgresFunctions, extra: map[string]bool{}}
+	a := allowList{builtin: postgresFunctions.Get(), extra: map[string]bool{}}
 	if d == DialectSQLite {
-		a.builtin = sqliteFunctions
+		a.builtin = sqliteFunctions.Get()
 	}
 	for _, f := range extra {
 		f = strings.ToLower(strings.TrimSpace(f))
@@ -241,12 +243,4 @@ var functionClasses = []functionClass{
 	{prefixes: []string{"dblink", "postgres_fdw"}, why: "it connects to other databases"},
 	{names: []string{"load_extension", "fts3_tokenizer"}, prefixes: []string{"pragma_"}, why: "it loads code or reads SQLite internals"},
 	{names: []string{"version", "inet_server_addr", "inet_server_port", "inet_client_addr", "pg_postmaster_start_time", "pg_conf_load_time", "pg_backend_pid"}, why: "it reads facts about the server"},
-}
-
-func setOf(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
 }

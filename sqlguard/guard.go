@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/okf-tools/okf/internal/dsn"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // Layer names one of the independent defences a query passes through.
@@ -278,11 +279,11 @@ func (d *DB) query(ctx context.Context, sql string, args []any) (*Result, error)
 		return nil, err
 	}
 	weight := int64(min(len(sql), MaxValidatingBytes))
-	if err := validating.Acquire(ctx, weight); err != nil {
+	if err := validating.Get().Acquire(ctx, weight); err != nil {
 		return nil, contextError(ctx, d.opts.Timeout, err)
 	}
 	err := d.validator.Validate(sql)
-	validating.Release(weight)
+	validating.Get().Release(weight)
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +341,9 @@ func argText(a any) any {
 
 // validating holds MaxValidatingBytes across every guarded database of the
 // process.
-var validating = semaphore.NewWeighted(MaxValidatingBytes)
+var validating = lazy.Value[*semaphore.Weighted]{New: func() *semaphore.Weighted {
+	return semaphore.NewWeighted(MaxValidatingBytes)
+}}
 
 // Close closes the engine's connections.
 func (d *DB) Close() error { return d.engine.Close() }

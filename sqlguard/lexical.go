@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // token is a word, a quoted identifier or punctuation outside strings and
@@ -141,12 +143,14 @@ func nestedComment(sql string) (int, bool) {
 }
 
 // Words that begin or belong to statements that change something.
-var lexicalDenied = map[string]string{
-	"insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "into": "INTO",
-	"create": "CREATE", "drop": "DROP", "alter": "ALTER", "attach": "ATTACH", "detach": "DETACH",
-	"pragma": "PRAGMA", "vacuum": "VACUUM", "reindex": "REINDEX", "analyze": "ANALYZE",
-	"begin": "BEGIN", "commit": "COMMIT", "rollback": "ROLLBACK", "savepoint": "SAVEPOINT", "release": "RELEASE",
-}
+var lexicalDenied = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "into": "INTO",
+		"create": "CREATE", "drop": "DROP", "alter": "ALTER", "attach": "ATTACH", "detach": "DETACH",
+		"pragma": "PRAGMA", "vacuum": "VACUUM", "reindex": "REINDEX", "analyze": "ANALYZE",
+		"begin": "BEGIN", "commit": "COMMIT", "rollback": "ROLLBACK", "savepoint": "SAVEPOINT", "release": "RELEASE",
+	}
+}}
 
 // lexicalCheck is the validator for SQLite text the PostgreSQL parser
 // cannot read: one statement, starting with SELECT, VALUES or WITH, with no
@@ -179,7 +183,7 @@ func (v *Validator) lexicalCheck(sql string) error {
 		if t.quoted {
 			continue
 		}
-		if kw, ok := lexicalDenied[word]; ok {
+		if kw, ok := lexicalDenied.Get()[word]; ok {
 			return refuse("statement_kind", charPos(sql, t.offset), kw+" is not allowed; only SELECT, VALUES and WITH queries may run",
 				"The database is read-only for you: write a SELECT.")
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/okf-tools/okf/internal/dsn"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // Postgres runs queries on a PostgreSQL database through a connection
@@ -262,10 +263,12 @@ func (p *Postgres) fetch(ctx context.Context, conn *pgx.Conn, sql string, args [
 
 // textOIDs are the types whose values arrive as text in either format
 // (jsonb's binary form is a version byte and the text).
-var textOIDs = map[uint32]bool{
-	pgtype.TextOID: true, pgtype.VarcharOID: true, pgtype.BPCharOID: true, pgtype.NameOID: true,
-	pgtype.JSONOID: true, pgtype.JSONBOID: true, pgtype.XMLOID: true, pgtype.UnknownOID: true,
-}
+var textOIDs = lazy.Value[map[uint32]bool]{New: func() map[uint32]bool {
+	return map[uint32]bool{
+		pgtype.TextOID: true, pgtype.VarcharOID: true, pgtype.BPCharOID: true, pgtype.NameOID: true,
+		pgtype.JSONOID: true, pgtype.JSONBOID: true, pgtype.XMLOID: true, pgtype.UnknownOID: true,
+	}
+}}
 
 // pgValue decodes one value as the driver sent it. Text is cut to the
 // sink's budget before it is copied, so a huge value never lands in
@@ -277,7 +280,7 @@ func pgValue(m *pgtype.Map, sink *rowSink, fd pgconn.FieldDescription, raw []byt
 	oid := fd.DataTypeOID
 	dt, known := m.TypeForOID(oid)
 	switch {
-	case textOIDs[oid] || !known:
+	case textOIDs.Get()[oid] || !known:
 		if oid == pgtype.JSONBOID && fd.Format == pgx.BinaryFormatCode && len(raw) > 0 {
 			raw = raw[1:]
 		}

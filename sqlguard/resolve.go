@@ -7,6 +7,8 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // The resolver reads a query the way the database will: every FROM item
@@ -280,7 +282,7 @@ func (w *walker) query(s *pg_query.SelectStmt, outer *scope) ([]column, bool) {
 // lockingOffset finds FOR UPDATE and its kin, since the tree gives them no
 // position.
 func (w *walker) lockingOffset() int {
-	if loc := lockingClause.FindAllStringIndex(w.sql, -1); len(loc) > 0 {
+	if loc := lockingClause.Get().FindAllStringIndex(w.sql, -1); len(loc) > 0 {
 		return loc[len(loc)-1][0]
 	}
 	return -1
@@ -726,7 +728,7 @@ func (w *walker) mayBeColumn(sc *scope, name string) bool {
 // which, so only allowed functions and the fields of allowed functions'
 // records pass.
 func (w *walker) fieldName(name string, loc int) {
-	if w.err != nil || w.v.allow.allows([]string{name}) || recordFields[strings.ToLower(name)] {
+	if w.err != nil || w.v.allow.allows([]string{name}) || recordFields.Has(strings.ToLower(name)) {
 		return
 	}
 	w.fail("function", loc, fmt.Sprintf("(…).%s selects a field or calls function %s, and okf cannot tell which: %s", name, name, functionRefusal(name)),
@@ -795,7 +797,7 @@ func (w *walker) operator(names []*pg_query.Node, loc int) {
 		return
 	}
 	op := ops[len(ops)-1]
-	if allowedOperators[op] && (len(ops) == 1 || len(ops) == 2 && strings.EqualFold(ops[0], "pg_catalog")) {
+	if allowedOperators.Has(op) && (len(ops) == 1 || len(ops) == 2 && strings.EqualFold(ops[0], "pg_catalog")) {
 		return
 	}
 	w.fail("operator", loc, fmt.Sprintf("operator %s is not allowed", strings.Join(ops, ".")),
@@ -812,7 +814,7 @@ func (w *walker) typeName(t *pg_query.TypeName) {
 	switch {
 	case last == "xml":
 		why = "XML values are not on the allowlist"
-	case deniedTypes[last] || strings.HasPrefix(last, "pg_"):
+	case deniedTypes.Has(last) || strings.HasPrefix(last, "pg_"):
 		why = "its input function reads the catalog"
 	}
 	if why != "" {
@@ -983,15 +985,17 @@ func (v *Validator) deniedIn(table string) []string {
 
 // srfColumns are the output columns of allowed functions that return rows
 // of several columns.
-var srfColumns = map[string][]string{
-	"json_each": {"key", "value"}, "jsonb_each": {"key", "value"}, "json_each_text": {"key", "value"},
-	"jsonb_each_text": {"key", "value"},
-}
+var srfColumns = lazy.Value[map[string][]string]{New: func() map[string][]string {
+	return map[string][]string{
+		"json_each": {"key", "value"}, "jsonb_each": {"key", "value"}, "json_each_text": {"key", "value"},
+		"jsonb_each_text": {"key", "value"},
+	}
+}}
 
 // scalarSRFs return one column, named after the alias or the function.
-var scalarSRFs = setOf("generate_series", "generate_subscripts", "unnest", "json_array_elements", "jsonb_array_elements",
+var scalarSRFs = lazy.Set{Names: []string{"generate_series", "generate_subscripts", "unnest", "json_array_elements", "jsonb_array_elements",
 	"json_array_elements_text", "jsonb_array_elements_text", "json_object_keys", "jsonb_object_keys", "regexp_matches",
-	"regexp_split_to_table", "string_to_table", "jsonb_path_query", "jsonb_path_query_tz")
+	"regexp_split_to_table", "string_to_table", "jsonb_path_query", "jsonb_path_query_tz"}}
 
 // sqliteJSONColumns are the columns of SQLite's json_each and json_tree.
 var sqliteJSONColumns = []string{"key", "value", "type", "atom", "id", "parent", "fullkey", "path", "json", "root"}
@@ -1026,17 +1030,17 @@ func (w *walker) rangeFunction(sc *scope, rf *pg_query.RangeFunction) *relation 
 			r.cols = append(r.cols, column{name: d.GetColumnDef().GetColname(), certain: true})
 		}
 		r.complete = true
-	case len(fnames) == 1 && w.v.dialect == DialectSQLite && sqliteTableFunctions[fnames[0]]:
+	case len(fnames) == 1 && w.v.dialect == DialectSQLite && sqliteTableFunctions.Has(fnames[0]):
 		for _, c := range sqliteJSONColumns {
 			r.cols = append(r.cols, column{name: c, certain: true})
 		}
 		r.complete = true
-	case len(fnames) == 1 && srfColumns[fnames[0]] != nil:
-		for _, c := range srfColumns[fnames[0]] {
+	case len(fnames) == 1 && srfColumns.Get()[fnames[0]] != nil:
+		for _, c := range srfColumns.Get()[fnames[0]] {
 			r.cols = append(r.cols, column{name: c, certain: true})
 		}
 		r.complete = true
-	case len(fnames) == 1 && (scalarSRFs[fnames[0]] || w.v.allow.builtin[fnames[0]]):
+	case len(fnames) == 1 && (scalarSRFs.Has(fnames[0]) || w.v.allow.builtin[fnames[0]]):
 		name := fnames[0]
 		if rf.Alias != nil {
 			name = rf.Alias.Aliasname

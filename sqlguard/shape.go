@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // The PostgreSQL parser's C code and the protobuf encoding of its tree
@@ -52,13 +54,15 @@ func checkOperatorRuns(sql string) error {
 
 // nestingKeywords are the keywords that can put one expression or query
 // inside another without a bracket.
-var nestingKeywords = map[pg_query.Token]bool{
-	pg_query.Token_NOT: true, pg_query.Token_IS: true, pg_query.Token_ISNULL: true, pg_query.Token_NOTNULL: true,
-	pg_query.Token_COLLATE: true, pg_query.Token_LIKE: true, pg_query.Token_ILIKE: true, pg_query.Token_SIMILAR: true,
-	pg_query.Token_BETWEEN: true, pg_query.Token_IN_P: true, pg_query.Token_AT: true, pg_query.Token_CASE: true,
-	pg_query.Token_OVERLAPS: true, pg_query.Token_ESCAPE: true, pg_query.Token_UNION: true, pg_query.Token_INTERSECT: true,
-	pg_query.Token_EXCEPT: true, pg_query.Token_JOIN: true, pg_query.Token_OPERATOR: true, pg_query.Token_UESCAPE: true,
-}
+var nestingKeywords = lazy.Value[map[pg_query.Token]bool]{New: func() map[pg_query.Token]bool {
+	return map[pg_query.Token]bool{
+		pg_query.Token_NOT: true, pg_query.Token_IS: true, pg_query.Token_ISNULL: true, pg_query.Token_NOTNULL: true,
+		pg_query.Token_COLLATE: true, pg_query.Token_LIKE: true, pg_query.Token_ILIKE: true, pg_query.Token_SIMILAR: true,
+		pg_query.Token_BETWEEN: true, pg_query.Token_IN_P: true, pg_query.Token_AT: true, pg_query.Token_CASE: true,
+		pg_query.Token_OVERLAPS: true, pg_query.Token_ESCAPE: true, pg_query.Token_UNION: true, pg_query.Token_INTERSECT: true,
+		pg_query.Token_EXCEPT: true, pg_query.Token_JOIN: true, pg_query.Token_OPERATOR: true, pg_query.Token_UESCAPE: true,
+	}
+}}
 
 // checkShape refuses a text whose parse tree could be deep enough to
 // crash the parser, given the text's tokens; sql is the query as sent, for
@@ -94,7 +98,7 @@ func nestingToken(t pg_query.Token) bool {
 		pg_query.Token_GREATER_EQUALS, pg_query.Token_NOT_EQUALS:
 		return true
 	}
-	return nestingKeywords[t]
+	return nestingKeywords.Get()[t]
 }
 
 // sameReading refuses SQLite text that PostgreSQL's scanner reads

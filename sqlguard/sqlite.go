@@ -158,7 +158,7 @@ func (sc *sqliteConn) authorize(s *SQLite) func(sqlite3.AuthorizerActionCode, st
 			return sqlite3.AUTH_OK
 		case sqlite3.AUTH_READ:
 			table, col := strings.ToLower(name3), strings.ToLower(name4)
-			if sqliteTableFunctions[table] {
+			if sqliteTableFunctions.Has(table) {
 				return sqlite3.AUTH_OK
 			}
 			// A read with no column and no schema is a count over a CTE or

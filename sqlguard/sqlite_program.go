@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/ncruces/go-sqlite3"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // The program check is SQLite's second layer for hidden columns and
@@ -188,15 +190,15 @@ func each(c *sqlite3.Conn, query string, args []any, row func(*sqlite3.Stmt)) er
 
 // Opcodes that compare the leading key columns of an index with values
 // (their P4 is how many).
-var keyCompares = setOf("SeekGE", "SeekGT", "SeekLE", "SeekLT", "IdxGE", "IdxGT", "IdxLE", "IdxLT",
-	"Found", "NotFound", "NoConflict", "IfNoHope")
+var keyCompares = lazy.Set{Names: []string{"SeekGE", "SeekGT", "SeekLE", "SeekLT", "IdxGE", "IdxGT", "IdxLE", "IdxLT",
+	"Found", "NotFound", "NoConflict", "IfNoHope"}}
 
 // Opcodes that change the file or its schema.
-var writeOps = setOf("OpenWrite", "Clear", "Destroy", "CreateBtree", "SetCookie", "ParseSchema", "Vacuum", "VUpdate",
-	"DropTable", "DropIndex", "DropTrigger", "IntegrityCk")
+var writeOps = lazy.Set{Names: []string{"OpenWrite", "Clear", "Destroy", "CreateBtree", "SetCookie", "ParseSchema", "Vacuum", "VUpdate",
+	"DropTable", "DropIndex", "DropTrigger", "IntegrityCk"}}
 
 // Opcodes that read a rowid from a cursor or look one up.
-var rowidReads = setOf("Rowid", "IdxRowid", "SeekRowid", "NotExists", "DeferredSeek")
+var rowidReads = lazy.Set{Names: []string{"Rowid", "IdxRowid", "SeekRowid", "NotExists", "DeferredSeek"}}
 
 // checkProgram compiles sql (one statement, already prepared once) with
 // EXPLAIN and refuses it if its program opens a b-tree of a table the query
@@ -222,7 +224,7 @@ func (s *SQLite) checkProgram(c *sqlite3.Conn, sql string) error {
 				return programRefusal(fmt.Sprintf("the query reads table %s, which is not readable", t.table))
 			}
 			cursors[p1] = t
-		case writeOps[op] || op == "Transaction" && p2 != 0:
+		case writeOps.Has(op) || op == "Transaction" && p2 != 0:
 			return programRefusal("the query would write to the database")
 		case op == "Column":
 			if t := cursors[p1]; t != nil {
@@ -234,7 +236,7 @@ func (s *SQLite) checkProgram(c *sqlite3.Conn, sql string) error {
 					return programRefusal(why)
 				}
 			}
-		case rowidReads[op]:
+		case rowidReads.Has(op):
 			if t := cursors[p1]; t != nil {
 				why := s.hiddenColumn(t.table, -1)
 				if why == "" {
@@ -244,7 +246,7 @@ func (s *SQLite) checkProgram(c *sqlite3.Conn, sql string) error {
 					return programRefusal(why)
 				}
 			}
-		case keyCompares[op]:
+		case keyCompares.Has(op):
 			t := cursors[p1]
 			if t == nil {
 				continue

@@ -3,7 +3,6 @@ package sqlguard
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -11,6 +10,8 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/pganalyze/pg_query_go/v6/parser"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // Dialect is the SQL dialect of the database behind a validator.
@@ -172,18 +173,20 @@ func parseError(err error) error {
 
 // statementNames spells the parse tree's statements as SQL where the
 // node name does not.
-var statementNames = map[string]string{
-	"VariableSetStmt": "SET/RESET", "VariableShowStmt": "SHOW", "TransactionStmt": "a transaction command",
-	"CreateStmt": "CREATE TABLE", "IndexStmt": "CREATE INDEX", "ViewStmt": "CREATE VIEW", "DoStmt": "DO",
-	"CreateFunctionStmt": "CREATE FUNCTION", "CreateTrigStmt": "CREATE TRIGGER", "RuleStmt": "CREATE RULE",
-	"CreateTableAsStmt": "CREATE TABLE AS", "CreatedbStmt": "CREATE DATABASE", "DropdbStmt": "DROP DATABASE",
-	"ExecuteStmt": "EXECUTE", "PrepareStmt": "PREPARE", "DeallocateStmt": "DEALLOCATE", "LockStmt": "LOCK",
-}
+var statementNames = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"VariableSetStmt": "SET/RESET", "VariableShowStmt": "SHOW", "TransactionStmt": "a transaction command",
+		"CreateStmt": "CREATE TABLE", "IndexStmt": "CREATE INDEX", "ViewStmt": "CREATE VIEW", "DoStmt": "DO",
+		"CreateFunctionStmt": "CREATE FUNCTION", "CreateTrigStmt": "CREATE TRIGGER", "RuleStmt": "CREATE RULE",
+		"CreateTableAsStmt": "CREATE TABLE AS", "CreatedbStmt": "CREATE DATABASE", "DropdbStmt": "DROP DATABASE",
+		"ExecuteStmt": "EXECUTE", "PrepareStmt": "PREPARE", "DeallocateStmt": "DEALLOCATE", "LockStmt": "LOCK",
+	}
+}}
 
 // statementName turns a statement node such as InsertStmt into "INSERT".
 func statementName(d protoreflect.MessageDescriptor) string {
 	name := string(d.Name())
-	if n, ok := statementNames[name]; ok {
+	if n, ok := statementNames.Get()[name]; ok {
 		return n
 	}
 	var b strings.Builder
@@ -252,7 +255,7 @@ func firstInvalidUTF8(s string) int {
 
 // lockingClause finds FOR UPDATE and its kin, since the tree gives them no
 // position.
-var lockingClause = regexp.MustCompile(`(?i)\bfor\s+(update|share|no\s+key\s+update|key\s+share)\b`)
+var lockingClause = lazy.Regexp{Expr: `(?i)\bfor\s+(update|share|no\s+key\s+update|key\s+share)\b`}
 
 func (v *Validator) allowedList() string {
 	names := make([]string, 0, len(v.tables))

@@ -18,10 +18,23 @@ const DefaultFile = "okf.db"
 // Backend opens a store from a data source name whose scheme it owns.
 type Backend func(ctx context.Context, dsn string) (Store, error)
 
+// The registered backends, one a scheme parseDSN yields: fixed slots
+// rather than a map, so that registering allocates nothing at init.
 var (
-	backendsMu sync.RWMutex
-	backends   = map[string]Backend{}
+	backendsMu               sync.RWMutex
+	sqliteOpen, postgresOpen Backend
 )
+
+// backendSlot returns the slot of a scheme, or nil for an unknown one.
+func backendSlot(scheme string) *Backend {
+	switch scheme {
+	case "sqlite":
+		return &sqliteOpen
+	case "postgres":
+		return &postgresOpen
+	}
+	return nil
+}
 
 // Register makes a backend available to Open under a scheme ("sqlite",
 // "postgres"). Backends call it from init, the way database/sql drivers do,
@@ -29,10 +42,14 @@ var (
 func Register(scheme string, open Backend) {
 	backendsMu.Lock()
 	defer backendsMu.Unlock()
-	if _, dup := backends[scheme]; dup {
+	slot := backendSlot(scheme)
+	switch {
+	case slot == nil:
+		panic("store: no such backend scheme: " + scheme)
+	case *slot != nil:
 		panic("store: backend registered twice: " + scheme)
 	}
-	backends[scheme] = open
+	*slot = open
 }
 
 // Open opens the store a data source name points at, read by the rules of
@@ -51,7 +68,7 @@ func Open(ctx context.Context, source string) (Store, error) {
 		return nil, err
 	}
 	backendsMu.RLock()
-	open := backends[scheme]
+	open := *backendSlot(scheme)
 	backendsMu.RUnlock()
 	if open == nil {
 		return nil, fmt.Errorf("store %s: no %s backend linked in (import github.com/okf-tools/okf/store/%s)", dsn.Redact(source, source), scheme, scheme)

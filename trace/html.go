@@ -6,13 +6,17 @@ import (
 	"html/template"
 	"io"
 
+	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/internal/scriptjson"
 )
 
 //go:embed viewer.html
 var viewer embed.FS
 
-var viewerPage = template.Must(template.ParseFS(viewer, "viewer.html"))
+// viewerPage is parsed on first use: okf starts without it.
+var viewerPage = lazy.Value[*template.Template]{New: parseViewer}
+
+func parseViewer() *template.Template { return template.Must(template.ParseFS(viewer, "viewer.html")) }
 
 // ViewerJSON is the data block of the run viewer: the runs, indented, with
 // <, > and & escaped so no recorded text can close the script element.
@@ -36,7 +40,7 @@ func WriteHTML(w io.Writer, title string, runs []*Record) error {
 	if err != nil {
 		return err
 	}
-	return viewerPage.Execute(w, struct {
+	return viewerPage.Get().Execute(w, struct {
 		Title string
 		Data  template.JS
 	}{title, template.JS(data)})

@@ -6,6 +6,16 @@ import (
 	"os"
 
 	"github.com/okf-tools/okf/internal/cli"
+	"github.com/okf-tools/okf/internal/gcdelay"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+// startHeap is the heap below which okf does not collect: more than a
+// command over a bundle or a query needs (BENCHMARKS.md, issue 17), so
+// most runs never collect, and a server or a large import collects as
+// GOGC says from its first collection on.
+const startHeap = 32 << 20
+
+func main() {
+	gcdelay.Start(startHeap)
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

@@ -15,6 +15,7 @@ import (
 	_ "github.com/ncruces/go-sqlite3/driver"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // ReadSQLite reads the tables of the SQLite file at path, opened read-only.
@@ -26,7 +27,7 @@ func ReadSQLite(ctx context.Context, path string) (*compile.Database, error) {
 		}
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
-	conn, err := sql.Open("sqlite3", "file:"+uriEscaper.Replace(filepath.ToSlash(path))+"?mode=ro")
+	conn, err := sql.Open("sqlite3", "file:"+uriEscaper.Get().Replace(filepath.ToSlash(path))+"?mode=ro")
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
@@ -187,6 +188,8 @@ func primaryKeyOf(ctx context.Context, conn *sql.DB, table string) ([]string, er
 
 // uriEscaper escapes the characters that end or escape the path of an
 // SQLite URI filename.
-var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+var uriEscaper = lazy.Value[*strings.Replacer]{New: func() *strings.Replacer {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+}}
 
 func sqliteQuote(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }

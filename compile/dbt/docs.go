@@ -3,8 +3,9 @@ package dbt
 import (
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // docBlock is one {% docs name %} … {% enddocs %} block.
@@ -17,11 +18,11 @@ type docBlock struct {
 var (
 	// docsOpenRe finds the start of a docs block, with or without
 	// whitespace control ({%- … -%}).
-	docsOpenRe = regexp.MustCompile(`\{%-?\s*docs\s+([A-Za-z_][A-Za-z0-9_]*)\s*-?%\}`)
-	docsEndRe  = regexp.MustCompile(`\{%-?\s*enddocs\s*-?%\}`)
+	docsOpenRe = lazy.Regexp{Expr: `\{%-?\s*docs\s+([A-Za-z_][A-Za-z0-9_]*)\s*-?%\}`}
+	docsEndRe  = lazy.Regexp{Expr: `\{%-?\s*enddocs\s*-?%\}`}
 	// docCallRe finds {{ doc('name') }}, doc("name"), and the
 	// doc('package', 'name') form, whose last argument names the block.
-	docCallRe = regexp.MustCompile(`\{\{-?\s*doc\(\s*['"]([^'"]*)['"]\s*(?:,\s*['"]([^'"]*)['"]\s*)?\)\s*-?\}\}`)
+	docCallRe = lazy.Regexp{Expr: `\{\{-?\s*doc\(\s*['"]([^'"]*)['"]\s*(?:,\s*['"]([^'"]*)['"]\s*)?\)\s*-?\}\}`}
 )
 
 // readDocs reads the docs blocks of every .md file under the docs paths.
@@ -41,14 +42,14 @@ func (p *project) readDocs() error {
 		text := string(data)
 		found := false
 		for at := 0; ; {
-			m := docsOpenRe.FindStringSubmatchIndex(text[at:])
+			m := docsOpenRe.Get().FindStringSubmatchIndex(text[at:])
 			if m == nil {
 				break
 			}
 			name := text[at+m[2] : at+m[3]]
 			line := 1 + strings.Count(text[:at+m[0]], "\n")
 			body := at + m[1]
-			end := docsEndRe.FindStringIndex(text[body:])
+			end := docsEndRe.Get().FindStringIndex(text[body:])
 			if end == nil {
 				return fmt.Errorf("%s:%d: docs block %s has no {%% enddocs %%}", full, line, name)
 			}
@@ -71,8 +72,8 @@ func (p *project) readDocs() error {
 // the description's line.
 func (p *project) resolveDocs(f *yfile, line int, what, desc string) (string, error) {
 	var missing string
-	out := docCallRe.ReplaceAllStringFunc(desc, func(call string) string {
-		m := docCallRe.FindStringSubmatch(call)
+	out := docCallRe.Get().ReplaceAllStringFunc(desc, func(call string) string {
+		m := docCallRe.Get().FindStringSubmatch(call)
 		name := m[1]
 		if m[2] != "" {
 			name = m[2]

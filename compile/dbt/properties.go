@@ -2,13 +2,13 @@ package dbt
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // entry is one properties entry waiting to be applied to its table.
@@ -428,7 +428,7 @@ func (p *project) applyConstraints(f *yfile, m *yaml.Node, n *node, c *compile.C
 
 // foreignKeyExprRe reads a foreign_key constraint's expression: the
 // referenced relation and its columns, "analytics.customers (id)".
-var foreignKeyExprRe = regexp.MustCompile(`^\s*([A-Za-z0-9_."]+)\s*\(\s*([^)]*)\)\s*$`)
+var foreignKeyExprRe = lazy.Regexp{Expr: `^\s*([A-Za-z0-9_."]+)\s*\(\s*([^)]*)\)\s*$`}
 
 // constraintKey reads a foreign_key constraint: to: ref(…) with
 // to_columns (dbt 1.9), or an expression naming the relation.
@@ -456,7 +456,7 @@ func (p *project) constraintKey(f *yfile, it *yaml.Node, n *node, cols []string)
 	if err != nil {
 		return nil, err
 	}
-	m := foreignKeyExprRe.FindStringSubmatch(expr)
+	m := foreignKeyExprRe.Get().FindStringSubmatch(expr)
 	if m == nil {
 		return nil, nil // free SQL: no key to read
 	}
@@ -472,8 +472,8 @@ func (p *project) constraintKey(f *yfile, it *yaml.Node, n *node, cols []string)
 }
 
 var (
-	refRe    = regexp.MustCompile(`^ref\(\s*['"]([^'"]+)['"]\s*(?:,\s*['"]([^'"]+)['"]\s*)?(?:,\s*v(?:ersion)?\s*=\s*[^)]*)?\)$`)
-	sourceRe = regexp.MustCompile(`^source\(\s*['"]([^'"]+)['"]\s*,\s*['"]([^'"]+)['"]\s*\)$`)
+	refRe    = lazy.Regexp{Expr: `^ref\(\s*['"]([^'"]+)['"]\s*(?:,\s*['"]([^'"]+)['"]\s*)?(?:,\s*v(?:ersion)?\s*=\s*[^)]*)?\)$`}
+	sourceRe = lazy.Regexp{Expr: `^source\(\s*['"]([^'"]+)['"]\s*,\s*['"]([^'"]+)['"]\s*\)$`}
 )
 
 // resolve finds the table a ref('x') or source('s', 't') names, written
@@ -483,7 +483,7 @@ func (p *project) resolve(f *yfile, at *yaml.Node, what, to string) (*node, erro
 	if inner, ok := strings.CutPrefix(s, "{{"); ok {
 		s = strings.TrimSpace(strings.TrimSuffix(inner, "}}"))
 	}
-	if m := refRe.FindStringSubmatch(s); m != nil {
+	if m := refRe.Get().FindStringSubmatch(s); m != nil {
 		nm := m[1]
 		if m[2] != "" {
 			nm = m[2] // ref('package', 'model')
@@ -496,7 +496,7 @@ func (p *project) resolve(f *yfile, at *yaml.Node, what, to string) (*node, erro
 		}
 		return nil, f.errorf(at, "%s: %s names no model or seed of the project", what, to)
 	}
-	if m := sourceRe.FindStringSubmatch(s); m != nil {
+	if m := sourceRe.Get().FindStringSubmatch(s); m != nil {
 		if n := p.sourceTables[strings.ToLower(m[1]+"."+m[2])]; n != nil {
 			return n, nil
 		}

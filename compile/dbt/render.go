@@ -2,11 +2,11 @@ package dbt
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // value is a metric's calculation: in words, and as one scalar SQL
@@ -225,7 +225,7 @@ func (r *renderer) measureValue(m *metric, in *input, filters []string) (value, 
 	}
 	t := ms.model.table
 	expr := qualify(ms.expr, t)
-	agg := aggregations[ms.agg]
+	agg := aggregations.Get()[ms.agg]
 	var words, sql string
 	switch {
 	case strings.TrimSpace(ms.expr) == "1" && (ms.agg == "sum" || ms.agg == "count"):
@@ -424,7 +424,7 @@ func (r *renderer) conversionValue(m *metric, filters []string) (value, error) {
 // filterCallRe finds the references MetricFlow filters make, {{
 // Dimension('order__status') }}, with the granularity a TimeDimension may
 // give.
-var filterCallRe = regexp.MustCompile(`\{\{\s*(Dimension|TimeDimension|Entity)\(\s*['"]([^'"]+)['"]\s*(?:,\s*['"]([^'"]*)['"]\s*)?\)\s*\}\}`)
+var filterCallRe = lazy.Regexp{Expr: `\{\{\s*(Dimension|TimeDimension|Entity)\(\s*['"]([^'"]+)['"]\s*(?:,\s*['"]([^'"]*)['"]\s*)?\)\s*\}\}`}
 
 // conditions resolves filters to SQL conditions over the columns they
 // name, and returns the tables of those columns. ok is false when a
@@ -433,8 +433,8 @@ var filterCallRe = regexp.MustCompile(`\{\{\s*(Dimension|TimeDimension|Entity)\(
 func (r *renderer) conditions(filters []string, home *semModel, aggTime string) (conds []string, tables []*compile.Table, ok bool) {
 	ok = true
 	for _, f := range filters {
-		cond := filterCallRe.ReplaceAllStringFunc(f, func(call string) string {
-			m := filterCallRe.FindStringSubmatch(call)
+		cond := filterCallRe.Get().ReplaceAllStringFunc(f, func(call string) string {
+			m := filterCallRe.Get().FindStringSubmatch(call)
 			if m[1] == "TimeDimension" && m[3] != "" && !strings.EqualFold(m[3], "day") {
 				ok = false
 				return call
@@ -488,7 +488,7 @@ func (r *renderer) reference(kind, ref string, home *semModel, aggTime string) (
 				continue
 			}
 			col := qualify(fd.expr, sm.table)
-			if !identRe.MatchString(strings.TrimSpace(fd.expr)) {
+			if !identRe.Get().MatchString(strings.TrimSpace(fd.expr)) {
 				col = "(" + col + ")" // an expression keeps its own precedence
 			}
 			return col, sm.table
@@ -536,7 +536,7 @@ func (r *renderer) dimensionColumn(sm *semModel, name string) string {
 }
 
 // identRe is a bare SQL identifier.
-var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identRe = lazy.Regexp{Expr: `^[A-Za-z_][A-Za-z0-9_]*$`}
 
 // qualify prefixes the column names of a SQL expression with their table,
 // so that the rule names table.column and the linker finds them. An
@@ -544,7 +544,7 @@ var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // columns are unknown: the gap report then says the column is missing.
 func qualify(expr string, t *compile.Table) string {
 	e := strings.TrimSpace(expr)
-	if identRe.MatchString(e) {
+	if identRe.Get().MatchString(e) {
 		if c := t.Column(e); c != nil {
 			e = c.Name
 		}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -16,14 +15,15 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 var (
 	// configCallRe finds a {{ config(...) }} call in a model's SQL (or
 	// dbt.config(...) in a Python model).
-	configCallRe   = regexp.MustCompile(`config\s*\(([^)]*)\)`)
-	materializedRe = regexp.MustCompile(`materialized\s*=\s*['"]([A-Za-z_]+)['"]`)
-	disabledRe     = regexp.MustCompile(`enabled\s*=\s*(?i:false)\b`)
+	configCallRe   = lazy.Regexp{Expr: `config\s*\(([^)]*)\)`}
+	materializedRe = lazy.Regexp{Expr: `materialized\s*=\s*['"]([A-Za-z_]+)['"]`}
+	disabledRe     = lazy.Regexp{Expr: `enabled\s*=\s*(?i:false)\b`}
 )
 
 // readModels makes a table of every model file under the model paths:
@@ -45,11 +45,11 @@ func (p *project) readModels() error {
 			return fmt.Errorf("reading a model: %w", err)
 		}
 		materialized, enabled := p.projectConfig("models", f, name)
-		for _, m := range configCallRe.FindAllSubmatch(sql, -1) {
-			if mm := materializedRe.FindSubmatch(m[1]); mm != nil {
+		for _, m := range configCallRe.Get().FindAllSubmatch(sql, -1) {
+			if mm := materializedRe.Get().FindSubmatch(m[1]); mm != nil {
 				materialized = string(mm[1])
 			}
-			if disabledRe.Match(m[1]) {
+			if disabledRe.Get().Match(m[1]) {
 				enabled = false
 			}
 		}

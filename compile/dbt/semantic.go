@@ -7,6 +7,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // semantics is the project's semantic layer, as MetricFlow's YAML spec
@@ -75,19 +76,24 @@ type input struct {
 	at                  *yaml.Node
 }
 
-// aggregations maps MetricFlow's agg names to the calculation in words
-// and in SQL.
-var aggregations = map[string]struct{ words, sql string }{
-	"sum":            {"sum of %s", "SUM(%s)"},
-	"max":            {"largest %s", "MAX(%s)"},
-	"min":            {"smallest %s", "MIN(%s)"},
-	"average":        {"average of %s", "AVG(%s)"},
-	"count":          {"count of %s", "COUNT(%s)"},
-	"count_distinct": {"number of distinct %s", "COUNT(DISTINCT %s)"},
-	"sum_boolean":    {"number of rows where %s is true", "SUM(CASE WHEN %s THEN 1 ELSE 0 END)"},
-	"median":         {"median of %s", "PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY %s)"},
-	"percentile":     {"percentile %[2]s of %[1]s", "PERCENTILE_CONT(%[2]s) WITHIN GROUP (ORDER BY %[1]s)"},
-}
+// aggregation is a calculation in words and in SQL, each a format of the
+// measure's expression.
+type aggregation struct{ words, sql string }
+
+// aggregations maps MetricFlow's agg names to their calculation.
+var aggregations = lazy.Value[map[string]aggregation]{New: func() map[string]aggregation {
+	return map[string]aggregation{
+		"sum":            {"sum of %s", "SUM(%s)"},
+		"max":            {"largest %s", "MAX(%s)"},
+		"min":            {"smallest %s", "MIN(%s)"},
+		"average":        {"average of %s", "AVG(%s)"},
+		"count":          {"count of %s", "COUNT(%s)"},
+		"count_distinct": {"number of distinct %s", "COUNT(DISTINCT %s)"},
+		"sum_boolean":    {"number of rows where %s is true", "SUM(CASE WHEN %s THEN 1 ELSE 0 END)"},
+		"median":         {"median of %s", "PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY %s)"},
+		"percentile":     {"percentile %[2]s of %[1]s", "PERCENTILE_CONT(%[2]s) WITHIN GROUP (ORDER BY %[1]s)"},
+	}
+}}
 
 // read reads the semantic models and metrics of one properties file.
 func (s *semantics) read(p *project, f *yfile) error {
@@ -222,7 +228,7 @@ func (s *semantics) readMeasure(p *project, f *yfile, it *yaml.Node, sm *semMode
 		return err
 	}
 	ms.agg = strings.ToLower(ms.agg)
-	if _, ok := aggregations[ms.agg]; !ok {
+	if _, ok := aggregations.Get()[ms.agg]; !ok {
 		return f.errorf(it, "%s: agg %q is not one of sum, max, min, average, count, count_distinct, sum_boolean, median, percentile", what, ms.agg)
 	}
 	if ms.expr, err = f.text(it, "expr"); err != nil {

@@ -3,11 +3,12 @@ package dbt
 import (
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // yfile is one YAML file of the project, kept as nodes so that every
@@ -22,7 +23,7 @@ type yfile struct {
 }
 
 // yamlLineRe reads the line yaml.v3 puts in its syntax errors.
-var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineRe = lazy.Regexp{Expr: `^yaml: line (\d+): (.*)$`}
 
 // readYAML parses a YAML file whose top level must be a mapping.
 func readYAML(path, rel string) (*yfile, error) {
@@ -33,7 +34,7 @@ func readYAML(path, rel string) (*yfile, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		msg := err.Error()
-		if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		if m := yamlLineRe.Get().FindStringSubmatch(msg); m != nil {
 			return nil, fmt.Errorf("%s:%s: not valid YAML: %s", path, m[1], m[2])
 		}
 		return nil, fmt.Errorf("%s: not valid YAML: %s", path, strings.TrimPrefix(msg, "yaml: "))

@@ -5,28 +5,28 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 const ident = `"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*`
 
 var (
-	createRe  = regexp.MustCompile(`(?i)^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:(?:` + ident + `)\.)?(` + ident + `)\s*\(\s*$`)
-	primaryRe = regexp.MustCompile(`(?i)^\s*(?:CONSTRAINT\s+(?:` + ident + `)\s+)?PRIMARY\s+KEY\s*\(([^)]*)\)\s*,?\s*$`)
-	foreignRe = regexp.MustCompile(`(?i)^\s*(?:CONSTRAINT\s+(?:` + ident + `)\s+)?FOREIGN\s+KEY\s*\(([^)]*)\)\s*REFERENCES\s+(?:(?:` + ident + `)\.)?(` + ident + `)\s*\(([^)]*)\)[^,]*,?\s*$`)
-	columnRe  = regexp.MustCompile(`^\s*(` + ident + `)\s+(.+?)\s*,?\s*$`)
+	createRe  = lazy.Regexp{Expr: `(?i)^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:(?:` + ident + `)\.)?(` + ident + `)\s*\(\s*$`}
+	primaryRe = lazy.Regexp{Expr: `(?i)^\s*(?:CONSTRAINT\s+(?:` + ident + `)\s+)?PRIMARY\s+KEY\s*\(([^)]*)\)\s*,?\s*$`}
+	foreignRe = lazy.Regexp{Expr: `(?i)^\s*(?:CONSTRAINT\s+(?:` + ident + `)\s+)?FOREIGN\s+KEY\s*\(([^)]*)\)\s*REFERENCES\s+(?:(?:` + ident + `)\.)?(` + ident + `)\s*\(([^)]*)\)[^,]*,?\s*$`}
+	columnRe  = lazy.Regexp{Expr: `^\s*(` + ident + `)\s+(.+?)\s*,?\s*$`}
 	// clauseRe finds where the column constraints after a type begin.
-	clauseRe   = regexp.MustCompile(`(?i)\s+(?:NOT\s+NULL|NULL|DEFAULT|PRIMARY\s+KEY|UNIQUE|REFERENCES|CHECK|CONSTRAINT|GENERATED|COLLATE)\b`)
-	inlineFKRe = regexp.MustCompile(`(?i)\bREFERENCES\s+(?:(?:` + ident + `)\.)?(` + ident + `)\s*(?:\(([^)]*)\))?`)
+	clauseRe   = lazy.Regexp{Expr: `(?i)\s+(?:NOT\s+NULL|NULL|DEFAULT|PRIMARY\s+KEY|UNIQUE|REFERENCES|CHECK|CONSTRAINT|GENERATED|COLLATE)\b`}
+	inlineFKRe = lazy.Regexp{Expr: `(?i)\bREFERENCES\s+(?:(?:` + ident + `)\.)?(` + ident + `)\s*(?:\(([^)]*)\))?`}
 	// otherConstraintRe finds table constraints other than keys, which
 	// say nothing a bundle shows.
-	otherConstraintRe = regexp.MustCompile(`(?i)^\s*(?:CONSTRAINT\s+(?:` + ident + `)\s+)?(?:UNIQUE|CHECK|EXCLUDE)\b`)
-	notNullRe         = regexp.MustCompile(`(?i)\bNOT\s+NULL\b`)
-	inlinePKRe        = regexp.MustCompile(`(?i)\bPRIMARY\s+KEY\b`)
-	closeRe           = regexp.MustCompile(`^\s*\)\s*;?\s*$`)
+	otherConstraintRe = lazy.Regexp{Expr: `(?i)^\s*(?:CONSTRAINT\s+(?:` + ident + `)\s+)?(?:UNIQUE|CHECK|EXCLUDE)\b`}
+	notNullRe         = lazy.Regexp{Expr: `(?i)\bNOT\s+NULL\b`}
+	inlinePKRe        = lazy.Regexp{Expr: `(?i)\bPRIMARY\s+KEY\b`}
+	closeRe           = lazy.Regexp{Expr: `^\s*\)\s*;?\s*$`}
 )
 
 // ReadSchema reads the CREATE TABLE blocks of a schema dump. Lines outside
@@ -50,7 +50,7 @@ func ReadSchema(path string) ([]*compile.Table, error) {
 		line++
 		text := strings.TrimRight(sc.Text(), "\r")
 		if cur == nil {
-			m := createRe.FindStringSubmatch(text)
+			m := createRe.Get().FindStringSubmatch(text)
 			if m == nil {
 				continue
 			}
@@ -65,20 +65,20 @@ func ReadSchema(path string) ([]*compile.Table, error) {
 		trimmed := strings.TrimSpace(text)
 		switch {
 		case trimmed == "" || strings.HasPrefix(trimmed, "--"):
-		case closeRe.MatchString(text):
+		case closeRe.Get().MatchString(text):
 			if len(cur.Columns) == 0 {
 				return nil, lineError(path, start, "table %q has no columns", cur.Name)
 			}
 			tables = append(tables, cur)
 			cur = nil
-		case primaryRe.MatchString(text):
-			cols := splitIdents(primaryRe.FindStringSubmatch(text)[1])
+		case primaryRe.Get().MatchString(text):
+			cols := splitIdents(primaryRe.Get().FindStringSubmatch(text)[1])
 			if err := checkColumns(cur, cols); err != nil {
 				return nil, lineError(path, line, "table %q: primary key: %v", cur.Name, err)
 			}
 			cur.PrimaryKey = cols
-		case foreignRe.MatchString(text):
-			m := foreignRe.FindStringSubmatch(text)
+		case foreignRe.Get().MatchString(text):
+			m := foreignRe.Get().FindStringSubmatch(text)
 			fk := compile.ForeignKey{Columns: splitIdents(m[1]), RefTable: unquote(m[2]), RefColumns: splitIdents(m[3])}
 			if err := checkColumns(cur, fk.Columns); err != nil {
 				return nil, lineError(path, line, "table %q: foreign key: %v", cur.Name, err)
@@ -87,9 +87,9 @@ func ReadSchema(path string) ([]*compile.Table, error) {
 				return nil, lineError(path, line, "table %q: foreign key has %d columns but references %d", cur.Name, len(fk.Columns), len(fk.RefColumns))
 			}
 			cur.ForeignKeys = append(cur.ForeignKeys, fk)
-		case otherConstraintRe.MatchString(text):
-		case columnRe.MatchString(text):
-			m := columnRe.FindStringSubmatch(text)
+		case otherConstraintRe.Get().MatchString(text):
+		case columnRe.Get().MatchString(text):
+			m := columnRe.Get().FindStringSubmatch(text)
 			name := unquote(m[1])
 			if cur.Column(name) != nil {
 				return nil, lineError(path, line, "table %q: column %q is already defined", cur.Name, name)
@@ -121,20 +121,20 @@ func ReadSchema(path string) ([]*compile.Table, error) {
 // DEFAULT, PRIMARY KEY or REFERENCES, which are kept as keys.
 func addColumn(t *compile.Table, name, rest string) error {
 	typ, clauses := rest, ""
-	if loc := clauseRe.FindStringIndex(rest); loc != nil {
+	if loc := clauseRe.Get().FindStringIndex(rest); loc != nil {
 		typ, clauses = rest[:loc[0]], rest[loc[0]:]
 	}
 	typ = strings.TrimSpace(typ)
 	if typ == "" {
 		return fmt.Errorf("no type")
 	}
-	c := &compile.Column{Name: name, Type: typ, NotNull: notNullRe.MatchString(clauses)}
+	c := &compile.Column{Name: name, Type: typ, NotNull: notNullRe.Get().MatchString(clauses)}
 	t.Columns = append(t.Columns, c)
-	if inlinePKRe.MatchString(clauses) {
+	if inlinePKRe.Get().MatchString(clauses) {
 		t.PrimaryKey = []string{name}
 		c.NotNull = true
 	}
-	if m := inlineFKRe.FindStringSubmatch(clauses); m != nil {
+	if m := inlineFKRe.Get().FindStringSubmatch(clauses); m != nil {
 		ref := splitIdents(m[2])
 		if len(ref) > 1 {
 			return fmt.Errorf("a column reference names %d columns", len(ref))

@@ -30,11 +30,11 @@ package load
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // Options tune the plan.
@@ -175,7 +175,7 @@ func enums(db *compile.Database, opt Options) (map[string]*enumType, []*enumType
 				labels = LabelsFromMeaning(c.Meaning)
 			}
 			if name == "" {
-				name = enumNameRe.FindString(c.Meaning)
+				name = enumNameRe.Get().FindString(c.Meaning)
 			}
 			if name == "" && len(labels) == 0 {
 				continue
@@ -202,10 +202,10 @@ func enums(db *compile.Database, opt Options) (map[string]*enumType, []*enumType
 }
 
 var (
-	enumNameRe   = regexp.MustCompile(`(?i)\b[A-Za-z][A-Za-z0-9]*_enum\b`)
-	quotedRe     = regexp.MustCompile(`'((?:[^']|'')+)'`)
-	valuesRe     = regexp.MustCompile(`(?i)\b(?:values?|include|includes|including|one of)\b\s*(?:include\s*)?(:?)`)
-	parenGroupRe = regexp.MustCompile(`\(([^()]*)\)`)
+	enumNameRe   = lazy.Regexp{Expr: `(?i)\b[A-Za-z][A-Za-z0-9]*_enum\b`}
+	quotedRe     = lazy.Regexp{Expr: `'((?:[^']|'')+)'`}
+	valuesRe     = lazy.Regexp{Expr: `(?i)\b(?:values?|include|includes|including|one of)\b\s*(?:include\s*)?(:?)`}
+	parenGroupRe = lazy.Regexp{Expr: `\(([^()]*)\)`}
 )
 
 // LabelsFromMeaning reads the labels of an enum column from its meaning:
@@ -214,12 +214,12 @@ var (
 // Fair."), or a closing parenthesised list ("(Low, Medium, High)"). It
 // returns nil when it finds fewer than two labels.
 func LabelsFromMeaning(meaning string) []string {
-	if loc := valuesRe.FindStringSubmatchIndex(meaning); loc != nil {
+	if loc := valuesRe.Get().FindStringSubmatchIndex(meaning); loc != nil {
 		rest := meaning[loc[1]:]
 		if end := strings.IndexAny(rest, ";"); end >= 0 {
 			rest = rest[:end]
 		}
-		if q := quotedRe.FindAllStringSubmatch(rest, -1); len(q) >= 2 {
+		if q := quotedRe.Get().FindAllStringSubmatch(rest, -1); len(q) >= 2 {
 			var out []string
 			for _, m := range q {
 				out = append(out, strings.ReplaceAll(m[1], "''", "'"))
@@ -237,10 +237,10 @@ func LabelsFromMeaning(meaning string) []string {
 			return clean(strings.Split(strings.TrimSuffix(rest, "."), ","))
 		}
 	}
-	groups := parenGroupRe.FindAllStringSubmatch(meaning, -1)
+	groups := parenGroupRe.Get().FindAllStringSubmatch(meaning, -1)
 	for i := len(groups) - 1; i >= 0; i-- {
 		g := groups[i][1]
-		if enumNameRe.MatchString(g) || strings.ContainsAny(g, "'\"") {
+		if enumNameRe.Get().MatchString(g) || strings.ContainsAny(g, "'\"") {
 			continue
 		}
 		g = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(g), "e.g.,"), "e.g.")

@@ -3,31 +3,33 @@ package load
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // pgTypes are the type names PostgreSQL accepts as written by a catalog
 // dump (information_schema data_type), without length or precision.
-var pgTypes = map[string]bool{
-	"bigint": true, "bigserial": true, "bit varying": true, "boolean": true, "bool": true,
-	"box": true, "bytea": true, "character varying": true, "varchar": true, "character": true,
-	"char": true, "bpchar": true, "cidr": true, "circle": true, "date": true, "double precision": true,
-	"float4": true, "float8": true, "inet": true, "int": true, "int2": true, "int4": true, "int8": true,
-	"integer": true, "interval": true, "json": true, "jsonb": true, "line": true, "lseg": true,
-	"macaddr": true, "macaddr8": true, "money": true, "numeric": true, "decimal": true, "path": true,
-	"point": true, "polygon": true, "real": true, "smallint": true, "smallserial": true, "serial": true,
-	"text": true, "time": true, "time without time zone": true, "time with time zone": true,
-	"timetz": true, "timestamp": true, "timestamp without time zone": true,
-	"timestamp with time zone": true, "timestamptz": true, "tsquery": true, "tsvector": true,
-	"uuid": true, "xml": true, "varbit": true,
-}
+var pgTypes = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{
+		"bigint": true, "bigserial": true, "bit varying": true, "boolean": true, "bool": true,
+		"box": true, "bytea": true, "character varying": true, "varchar": true, "character": true,
+		"char": true, "bpchar": true, "cidr": true, "circle": true, "date": true, "double precision": true,
+		"float4": true, "float8": true, "inet": true, "int": true, "int2": true, "int4": true, "int8": true,
+		"integer": true, "interval": true, "json": true, "jsonb": true, "line": true, "lseg": true,
+		"macaddr": true, "macaddr8": true, "money": true, "numeric": true, "decimal": true, "path": true,
+		"point": true, "polygon": true, "real": true, "smallint": true, "smallserial": true, "serial": true,
+		"text": true, "time": true, "time without time zone": true, "time with time zone": true,
+		"timetz": true, "timestamp": true, "timestamp without time zone": true,
+		"timestamp with time zone": true, "timestamptz": true, "tsquery": true, "tsvector": true,
+		"uuid": true, "xml": true, "varbit": true,
+	}
+}}
 
-var typeArgsRe = regexp.MustCompile(`\s*\([^)]*\)`)
+var typeArgsRe = lazy.Regexp{Expr: `\s*\([^)]*\)`}
 
 // pgType returns the executable PostgreSQL type of a column.
 func pgType(t *compile.Table, c *compile.Column, enum *enumType, p *Plan) string {
@@ -50,8 +52,8 @@ func pgType(t *compile.Table, c *compile.Column, enum *enumType, p *Plan) string
 	case lower == "bit":
 		return "varbit"
 	}
-	base := strings.TrimSpace(strings.TrimSuffix(typeArgsRe.ReplaceAllString(lower, ""), "[]"))
-	if !pgTypes[base] {
+	base := strings.TrimSpace(strings.TrimSuffix(typeArgsRe.Get().ReplaceAllString(lower, ""), "[]"))
+	if !pgTypes.Get()[base] {
 		p.note("%s.%s: type %q is not a PostgreSQL built-in type, created as text", t.Name, c.Name, typ)
 		return "text"
 	}
@@ -139,7 +141,7 @@ func Postgres(ctx context.Context, dsn string, db *compile.Database, opt Options
 // quoteIdent quotes an identifier unless it is a plain lower-case name, so
 // the DDL reads like what a person would write.
 func quoteIdent(s string) string {
-	if plainIdentRe.MatchString(s) && !reserved[s] {
+	if plainIdentRe.Get().MatchString(s) && !reserved.Get()[s] {
 		return s
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
@@ -155,19 +157,21 @@ func quoteIdents(names []string) string {
 
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-var plainIdentRe = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+var plainIdentRe = lazy.Regexp{Expr: `^[a-z_][a-z0-9_]*$`}
 
 // reserved are the SQL key words that cannot be bare identifiers in
 // PostgreSQL or SQLite and plausibly name a table or column.
-var reserved = map[string]bool{
-	"all": true, "and": true, "any": true, "array": true, "as": true, "asc": true, "both": true,
-	"case": true, "cast": true, "check": true, "collate": true, "column": true, "constraint": true,
-	"create": true, "current_date": true, "current_time": true, "current_timestamp": true,
-	"current_user": true, "default": true, "desc": true, "distinct": true, "do": true, "else": true,
-	"end": true, "except": true, "false": true, "for": true, "foreign": true, "from": true,
-	"group": true, "having": true, "in": true, "index": true, "into": true, "is": true, "join": true,
-	"key": true, "limit": true, "not": true, "null": true, "offset": true, "on": true, "only": true,
-	"or": true, "order": true, "primary": true, "references": true, "select": true, "table": true,
-	"then": true, "to": true, "true": true, "union": true, "unique": true, "user": true,
-	"using": true, "when": true, "where": true, "window": true, "with": true,
-}
+var reserved = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{
+		"all": true, "and": true, "any": true, "array": true, "as": true, "asc": true, "both": true,
+		"case": true, "cast": true, "check": true, "collate": true, "column": true, "constraint": true,
+		"create": true, "current_date": true, "current_time": true, "current_timestamp": true,
+		"current_user": true, "default": true, "desc": true, "distinct": true, "do": true, "else": true,
+		"end": true, "except": true, "false": true, "for": true, "foreign": true, "from": true,
+		"group": true, "having": true, "in": true, "index": true, "into": true, "is": true, "join": true,
+		"key": true, "limit": true, "not": true, "null": true, "offset": true, "on": true, "only": true,
+		"or": true, "order": true, "primary": true, "references": true, "select": true, "table": true,
+		"then": true, "to": true, "true": true, "union": true, "unique": true, "user": true,
+		"using": true, "when": true, "where": true, "window": true, "with": true,
+	}
+}}

@@ -14,6 +14,7 @@ import (
 	_ "github.com/ncruces/go-sqlite3/driver"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // sqliteType returns the declared SQLite type of a column and, for an enum
@@ -92,7 +93,9 @@ func SQLiteDDL(db *compile.Database, opt Options) (*Plan, error) {
 
 // uriEscaper escapes the characters that end or escape the path of an
 // SQLite URI filename.
-var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+var uriEscaper = lazy.Value[*strings.Replacer]{New: func() *strings.Replacer {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+}}
 
 // SQLite creates db in a new SQLite file at path, in one transaction. It
 // refuses to touch a file that already exists, and removes the file again
@@ -105,7 +108,7 @@ func SQLite(ctx context.Context, path string, db *compile.Database, opt Options)
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s already exists; load creates a new SQLite file", path)
 	}
-	conn, err := sql.Open("sqlite3", "file:"+uriEscaper.Replace(filepath.ToSlash(path)))
+	conn, err := sql.Open("sqlite3", "file:"+uriEscaper.Get().Replace(filepath.ToSlash(path)))
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}

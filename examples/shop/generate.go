@@ -9,6 +9,7 @@ import (
 
 	"github.com/okf-tools/okf/compile/livesqlbench"
 	"github.com/okf-tools/okf/compile/load"
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // The data covers two years of orders up to the reporting date of the
@@ -77,11 +78,15 @@ var (
 		"Kestrel", "Lumen", "Meridian", "Nimbus", "Orchid", "Pioneer", "Quarry", "Ridge", "Summit", "Tundra"}
 	companyKinds = []string{"Supplies", "Studio", "Logistics", "Labs", "Trading", "Works", "Partners", "Systems"}
 	regions      = []string{"North", "South", "East", "West"}
-	depots       = map[string][]string{"North": {"Oslo hub", "Bergen depot"}, "South": {"Seville hub", "Malaga depot"},
-		"East": {"Krakow hub", "Lviv depot"}, "West": {"Porto hub", "Brest depot"}}
+	depots       = lazy.Value[map[string][]string]{New: func() map[string][]string {
+		return map[string][]string{"North": {"Oslo hub", "Bergen depot"}, "South": {"Seville hub", "Malaga depot"},
+			"East": {"Krakow hub", "Lviv depot"}, "West": {"Porto hub", "Brest depot"}}
+	}}
 	carriers = []string{"ParcelCo", "SwiftShip", "RoadRunner"}
 	// lateness is each carrier's share of late deliveries, in percent.
-	lateness = map[string]int{"ParcelCo": 6, "SwiftShip": 14, "RoadRunner": 26}
+	lateness = lazy.Value[map[string]int]{New: func() map[string]int {
+		return map[string]int{"ParcelCo": 6, "SwiftShip": 14, "RoadRunner": 26}
+	}}
 )
 
 // table collects the rows of one INSERT.
@@ -282,7 +287,7 @@ func rows() []*table {
 			delivID++
 			carrier := carriers[r.intn(len(carriers))]
 			promised := truncateDay(o.at).AddDate(0, 0, r.between(2, 5))
-			late := r.chance(lateness[carrier])
+			late := r.chance(lateness.Get()[carrier])
 			delivered := promised.AddDate(0, 0, -r.intn(3))
 			if late {
 				delivered = promised.AddDate(0, 0, r.between(1, 6))
@@ -293,7 +298,7 @@ func rows() []*table {
 			if late && r.chance(50) {
 				attempts = r.between(2, 3)
 			}
-			depot := depots[c.region][r.intn(2)]
+			depot := depots.Get()[c.region][r.intn(2)]
 			scan := delivered.Add(time.Duration(r.between(9*60, 19*60)) * time.Minute)
 			if lost || !delivered.Before(reporting) {
 				status, deliv = "shipped", null

@@ -3,11 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/sqlguard"
 )
 
@@ -20,7 +20,7 @@ func printJSON(e *env, v any) error {
 	return enc.Encode(v)
 }
 
-var sqlKeyword = regexp.MustCompile(`(?i)\b(SELECT|FROM|WHERE|JOIN|LEFT|RIGHT|INNER|OUTER|ON|GROUP|ORDER|BY|HAVING|LIMIT|OFFSET|WITH|AS|AND|OR|NOT|IN|IS|NULL|CASE|WHEN|THEN|ELSE|END|DISTINCT|UNION|ALL|COUNT|SUM|AVG|MIN|MAX|COALESCE|DESC|ASC)\b`)
+var sqlKeyword = lazy.Regexp{Expr: `(?i)\b(SELECT|FROM|WHERE|JOIN|LEFT|RIGHT|INNER|OUTER|ON|GROUP|ORDER|BY|HAVING|LIMIT|OFFSET|WITH|AS|AND|OR|NOT|IN|IS|NULL|CASE|WHEN|THEN|ELSE|END|DISTINCT|UNION|ALL|COUNT|SUM|AVG|MIN|MAX|COALESCE|DESC|ASC)\b`}
 
 // highlightSQL makes SQL keywords bold cyan on a terminal; the SQL itself
 // is made printable first, since a model wrote it.
@@ -29,7 +29,7 @@ func highlightSQL(sql string, color bool) string {
 	if !color {
 		return sql
 	}
-	return sqlKeyword.ReplaceAllString(sql, "\x1b[1;36m$1\x1b[0m")
+	return sqlKeyword.Get().ReplaceAllString(sql, "\x1b[1;36m$1\x1b[0m")
 }
 
 // printable escapes what a terminal would act on rather than show: control

@@ -19,8 +19,9 @@ package dsn
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/okf-tools/okf/internal/lazy"
 )
 
 // Engine is the kind of database a DSN names.
@@ -70,7 +71,7 @@ func Parse(s string) (DSN, error) {
 
 // keywordPassword finds a password in a keyword/value string, quoted
 // ('…', with \' and \\ escapes) or not.
-var keywordPassword = regexp.MustCompile(`(^|\s)password\s*=\s*(?:'(?:[^'\\]|\\.)*'|\S+)`)
+var keywordPassword = lazy.Regexp{Expr: `(^|\s)password\s*=\s*(?:'(?:[^'\\]|\\.)*'|\S+)`}
 
 // Redact returns text with the password of dsn written xxxxx: text is dsn
 // itself, or a message that may quote it. The password of a URL is hidden
@@ -79,7 +80,7 @@ var keywordPassword = regexp.MustCompile(`(^|\s)password\s*=\s*(?:'(?:[^'\\]|\\.
 func Redact(text, dsn string) string {
 	i := strings.Index(dsn, "://")
 	if i < 0 {
-		return keywordPassword.ReplaceAllString(text, "${1}password=xxxxx")
+		return keywordPassword.Get().ReplaceAllString(text, "${1}password=xxxxx")
 	}
 	if at := strings.LastIndex(dsn, "@"); at > i {
 		if user, password, ok := strings.Cut(dsn[i+3:at], ":"); ok && password != "" {

@@ -22,14 +22,15 @@ func init() {
 	store.Register("postgres", Open)
 }
 
-// schemaLock is the advisory lock key held while creating tables, so that
-// servers starting together do not race on CREATE TABLE IF NOT EXISTS.
-const schemaLock = 0x6f6b66 // "okf"
+// lockSchema takes the advisory lock held while creating tables, so that
+// servers starting together do not race on CREATE TABLE IF NOT EXISTS. Its
+// key is 0x6f6b66, "okf".
+const lockSchema = `SELECT pg_advisory_xact_lock(7301990)`
 
 var dialect = sqlstore.Dialect{
 	Name:         "postgres",
 	BlobType:     "BYTEA",
-	BeforeSchema: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, schemaLock),
+	BeforeSchema: lockSchema,
 	Rebind:       sqlstore.Rebind,
 	// Repeatable read gives a multi-statement read one snapshot.
 	ReadTx:  sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
