@@ -233,10 +233,7 @@ type anEvent struct {
 	Usage *struct {
 		OutputTokens int `json:"output_tokens"`
 	} `json:"usage"`
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Error *wireError `json:"error"`
 }
 
 // maxStreamBlocks bounds the content blocks of one streamed reply.

@@ -284,10 +284,7 @@ type oaChunk struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *oaUsage `json:"usage"`
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Error *wireError `json:"error"`
 }
 
 // maxStreamCalls bounds the tool calls of one streamed reply.

@@ -108,6 +108,12 @@ func compactJSON(s string) string {
 	return b.String()
 }
 
+// wireError is an error object as both formats write it.
+type wireError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
 // streamError is an error event inside a stream: the provider failed
 // after the reply began.
 func streamError(model, typ, msg string) error {

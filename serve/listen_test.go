@@ -175,16 +175,7 @@ func TestReadTimeout(t *testing.T) {
 
 	// An event stream outlives the read timeout many times over.
 	f.http.URL = "http://" + addr
-	session := f.openSession(t, tokAcmeRead)
-	req, _ := http.NewRequest("GET", f.http.URL+"/mcp", nil)
-	req.Header.Set("Authorization", "Bearer "+tokAcmeRead)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", session)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("event stream: %v %v", resp, err)
-	}
-	defer resp.Body.Close()
+	session, resp := f.eventStream(t, tokAcmeRead)
 	ended := make(chan error, 1)
 	go func() {
 		_, err := io.Copy(io.Discard, resp.Body)
@@ -217,16 +208,7 @@ func TestShutdownFinishesRequests(t *testing.T) {
 	// The event stream is opened here rather than left to an MCP client's
 	// background request, which a loaded machine may make late or, failed
 	// once, never again.
-	session := f.openSession(t, tokAcmeRead)
-	req, _ := http.NewRequest("GET", f.http.URL+"/mcp", nil)
-	req.Header.Set("Authorization", "Bearer "+tokAcmeRead)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", session)
-	stream, err := http.DefaultClient.Do(req)
-	if err != nil || stream.StatusCode != http.StatusOK {
-		t.Fatalf("event stream: %v %v", stream, err)
-	}
-	defer stream.Body.Close()
+	f.eventStream(t, tokAcmeRead)
 	f.eventually(t, "the client's event stream is open", func(t *sessionTable) bool {
 		for _, s := range t.live {
 			if s.busy > 0 {

@@ -32,6 +32,23 @@ func (f *fixture) openSession(t *testing.T, token string) string {
 	return id
 }
 
+// eventStream opens a session and its event stream (GET /mcp), closed
+// when the test ends, and returns both.
+func (f *fixture) eventStream(t *testing.T, token string) (string, *http.Response) {
+	t.Helper()
+	session := f.openSession(t, token)
+	req, _ := http.NewRequest("GET", f.http.URL+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("event stream: %v %v", resp, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return session, resp
+}
+
 // rpcErrorOf reads the JSON-RPC error of an answer's body.
 func rpcErrorOf(t *testing.T, body string) (code int, msg string) {
 	t.Helper()
