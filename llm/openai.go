@@ -283,7 +283,7 @@ type oaChunk struct {
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *oaUsage `json:"usage"`
+	Usage *oaUsage   `json:"usage"`
 	Error *wireError `json:"error"`
 }
 
