@@ -146,12 +146,21 @@ func (ei *exampleIndex) match(question string, minCoverage float64, tables map[i
 	if len(ei.examples) == 0 {
 		return nil
 	}
-	q := map[string]bool{}
-	columnTerms(question, func(t string) { q[t] = true })
+	// The question's terms in order: summed in a map's order, the shares
+	// would differ in their last bits from one run to the next.
+	seen := map[string]bool{}
+	var q []string
+	columnTerms(question, func(t string) {
+		if !seen[t] {
+			seen[t] = true
+			q = append(q, t)
+		}
+	})
+	sort.Strings(q)
 	n := float64(len(ei.examples))
 	weight := func(t string) float64 { return math.Log(1 + (n+1)/(float64(ei.df[t])+0.5)) }
 	total := 0.0
-	for t := range q {
+	for _, t := range q {
 		total += weight(t)
 	}
 	if total == 0 {
@@ -164,7 +173,7 @@ func (ei *exampleIndex) match(question string, minCoverage float64, tables map[i
 	var hits []scored
 	for i, e := range ei.examples {
 		held := 0.0
-		for t := range q {
+		for _, t := range q {
 			if e.terms[t] {
 				held += weight(t)
 			}

@@ -236,6 +236,9 @@ func (d *demo) bundle(context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := compile.ReadQueries(db, d.docs); err != nil {
+		return err
+	}
 	b, err := compile.Build(db, compile.Options{Generator: "okf/" + version(), GeneratedAt: demoDate})
 	if err != nil {
 		return fmt.Errorf("compiling %s: %w", db.Name, err)
