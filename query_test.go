@@ -59,3 +59,31 @@ func TestRewritePlaceholders(t *testing.T) {
 		t.Errorf("%q %v", sql, names)
 	}
 }
+
+// FuzzScanSQL: any text scans in one pass, its tokens in order, apart and
+// within it; rewriting its placeholders gives back the text with each
+// one replaced.
+func FuzzScanSQL(f *testing.F) {
+	for _, s := range []string{"SELECT :a, ':b', \"c\", $$:d$$, $t$x$t$, -- :e\n/* :f */ 1.5, x1 + 2., :g::int", "", "'", "/*", "$a", "1e5 .5 $1 ::"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		last := 0
+		ScanSQL(sql, func(kind SQLToken, start, end int) {
+			if start < last || end <= start || end > len(sql) {
+				t.Fatalf("%q: token %d at [%d, %d) after %d", sql, kind, start, end, last)
+			}
+			last = end
+		})
+		out, names := RewritePlaceholders(sql, func(string, int) string { return "?" })
+		if len(out) != len(sql)-placeholderBytes(sql)+len(names) {
+			t.Fatalf("%q rewrote to %q", sql, out)
+		}
+	})
+}
+
+func placeholderBytes(sql string) int {
+	n := 0
+	eachPlaceholder(sql, func(start, end int, _ string) { n += end - start })
+	return n
+}
