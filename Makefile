@@ -44,6 +44,8 @@ bench-peers:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s .
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 60s ./sqlguard/
+	$(GO) test -run '^$$' -fuzz FuzzScanSQL -fuzztime 60s .
+	$(GO) test -run '^$$' -fuzz FuzzStreams -fuzztime 60s ./llm/
 
 clean:
 	rm -rf bin $(DEMO)
