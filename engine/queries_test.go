@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/okf-tools/okf/readmodel"
+	"github.com/okf-tools/okf/sqlguard"
 )
 
 // queryDoc is a query concept of bundle b with the given status.
@@ -153,5 +155,41 @@ func TestQueryToolSchema(t *testing.T) {
 	want := `{"type":"object","properties":{"at":{"type":"string","format":"date-time"},"day":{"type":"string","format":"date"},"lo":{"type":"integer","minimum":1},"name":{"type":"string","default":"a","enum":["a","b"],"maxLength":4096},"on":{"type":"boolean"},"x":{"type":"number","maximum":2.5}},"required":["lo","on","day","at","x"],"additionalProperties":false}`
 	if got != want {
 		t.Errorf("schema\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestAuditedUses: the calls of verified queries that ran, as the audit log
+// recorded them, counted per tenant; failed calls, other databases, broken
+// and overlong lines are left out, and a missing log counts nothing.
+func TestAuditedUses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	line := func(db, query, errText string) string {
+		b, _ := json.Marshal(sqlguard.AuditEntry{Database: db, SQL: "SELECT 1", Query: query, Error: errText})
+		return string(b) + "\n"
+	}
+	log := line("shop", "shop/queries/a", "") + line("shop", "shop/queries/a", "") + line("shop", "shop/queries/b", "") +
+		line("shop", "shop/queries/b", "refused") + line("vault", "vault/queries/c", "") + line("nobody", "x/queries/d", "") +
+		line("shop", "", "") + "{torn\n" + `{"database":"shop","query":"shop/queries/long","sql":"` + strings.Repeat("x", auditLine) + "\"}\n" +
+		line("shop", "shop/queries/b", "")
+	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tenants := map[string]string{"shop": "acme", "vault": "globex"}
+	uses, err := AuditedUses(path, func(db string) string { return tenants[db] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	acme, globex := uses["acme"], uses["globex"]
+	if len(uses) != 2 || acme.count("shop/queries/a") != 2 || acme.count("shop/queries/b") != 2 || acme.count("shop/queries/long") != 0 || globex.count("vault/queries/c") != 1 {
+		t.Errorf("uses %v %v", acme, globex)
+	}
+	if none, err := AuditedUses(filepath.Join(t.TempDir(), "none.jsonl"), nil); err != nil || len(none) != 0 {
+		t.Errorf("a missing log: %v, %v", none, err)
+	}
+	// A device is written to, never read: /dev/zero would never end.
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if none, err := AuditedUses("/dev/zero", nil); err != nil || len(none) != 0 {
+			t.Errorf("/dev/zero: %v, %v", none, err)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -58,6 +59,9 @@ type Options struct {
 	// of their own (engine.Toolbox.ListedQueries); nil takes
 	// engine.DefaultQueryTools for every tenant.
 	ListedQueries func(tenant string) int
+	// QueryUses are the tenants' counts of verified-query calls so far
+	// (engine.AuditedUses); a tenant not in it starts from none.
+	QueryUses map[string]*engine.Uses
 	// Now is the clock stale statuses are read against; nil is time.Now.
 	Now func() time.Time
 	// Version is reported to MCP clients.
@@ -136,7 +140,7 @@ func New(o Options) (*Server, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	s := &Server{opts: o, lib: o.Library, dbs: o.Databases, byHash: map[[sha256.Size]byte]*grantState{}, mcps: map[string]*tenantMCP{}, queryUses: map[string]*engine.Uses{},
+	s := &Server{opts: o, lib: o.Library, dbs: o.Databases, byHash: map[[sha256.Size]byte]*grantState{}, mcps: map[string]*tenantMCP{}, queryUses: maps.Clone(o.QueryUses),
 		sessions: newSessionTable(o.MaxSessionsPerGrant, o.MaxSessions), origins: map[string]bool{}}
 	for _, origin := range o.AllowedOrigins {
 		s.origins[normalOrigin(origin)] = true

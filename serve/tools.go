@@ -109,6 +109,9 @@ func (s *Server) uses(tenant string) *engine.Uses {
 	defer s.mu.Unlock()
 	u := s.queryUses[tenant]
 	if u == nil {
+		if s.queryUses == nil {
+			s.queryUses = map[string]*engine.Uses{}
+		}
 		u = &engine.Uses{}
 		s.queryUses[tenant] = u
 	}

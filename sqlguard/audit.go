@@ -1,6 +1,7 @@
 package sqlguard
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,17 +56,29 @@ type AuditEntry struct {
 	Database string    `json:"database"`
 	SQL      string    `json:"sql"`
 	Args     []any     `json:"args,omitempty"`
-	Rows     int       `json:"rows"`
-	Millis   float64   `json:"ms"`
-	Error    string    `json:"error,omitempty"`
-	Refused  bool      `json:"refused,omitempty"`
-	Layer    Layer     `json:"layer,omitempty"`
-	Code     string    `json:"code,omitempty"`
+	// Query is the verified query (bundle/id) the statement ran for.
+	Query   string  `json:"query,omitempty"`
+	Rows    int     `json:"rows"`
+	Millis  float64 `json:"ms"`
+	Error   string  `json:"error,omitempty"`
+	Refused bool    `json:"refused,omitempty"`
+	Layer   Layer   `json:"layer,omitempty"`
+	Code    string  `json:"code,omitempty"`
 }
 
-func auditEntry(start time.Time, caller, database, sql string, args []any, res *Result, err error) AuditEntry {
+// queryKey is the context key of the verified query a statement runs for.
+type queryKey struct{}
+
+// ForQuery marks the statements run with ctx as those of a verified query
+// (bundle/id), which the audit log then names.
+func ForQuery(ctx context.Context, ref string) context.Context {
+	return context.WithValue(ctx, queryKey{}, ref)
+}
+
+func auditEntry(ctx context.Context, start time.Time, caller, database, sql string, args []any, res *Result, err error) AuditEntry {
+	query, _ := ctx.Value(queryKey{}).(string)
 	e := AuditEntry{
-		Time: start.UTC(), Caller: caller, Database: database, SQL: sql, Args: args,
+		Time: start.UTC(), Caller: caller, Database: database, SQL: sql, Args: args, Query: query,
 		Millis: float64(time.Since(start).Microseconds()) / 1000,
 	}
 	if res != nil {

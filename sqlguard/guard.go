@@ -267,7 +267,7 @@ func (d *DB) Options() Options { return d.opts }
 func (d *DB) Query(ctx context.Context, caller, sql string, args ...any) (*Result, error) {
 	start := time.Now()
 	res, err := d.query(ctx, sql, args)
-	d.audit.record(auditEntry(start, caller, d.name, sql, args, res, err))
+	d.audit.record(auditEntry(ctx, start, caller, d.name, sql, args, res, err))
 	return res, err
 }
 

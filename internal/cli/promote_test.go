@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/examples/shop"
 )
@@ -108,5 +109,49 @@ func TestPromoteCorrectRuns(t *testing.T) {
 	code, stdout, stderr := run(t, "runs", "promote", "1", "--out", "elsewhere")
 	if code != 0 || !strings.Contains(stdout, "wrote elsewhere/shop/queries/") {
 		t.Errorf("runs promote: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestQueryToolsRankedByAuditedUse: okf mcp lists the verified queries its
+// audit log shows called most, so a stdio server, started anew for every
+// session, still ranks by use.
+func TestQueryToolsRankedByAuditedUse(t *testing.T) {
+	dir := t.TempDir()
+	docs, err := shop.WriteDocs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "compile", docs, "--out", filepath.Join(dir, "bundles")); code != 0 {
+		t.Fatalf("compile: %s", stderr)
+	}
+	if err := shop.Create(context.Background(), filepath.Join(dir, "shop.db")); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "audit_log: audit.jsonl\ndatabases:\n  - name: shop\n    dsn: sqlite:shop.db\n    bundle: bundles/shop\nserve:\n  query_tools: 1\n"
+	os.WriteFile(filepath.Join(dir, "okf.yaml"), []byte(yaml), 0o644)
+	t.Chdir(dir)
+	listed := func() []string {
+		var names []string
+		for _, line := range strings.Split(mcpTools(t, []string{"--dir", "bundles", "--config", "okf.yaml"}), "\n") {
+			name, ok := strings.CutPrefix(strings.TrimSpace(line), `"name": "`)
+			if name = strings.TrimRight(name, `",`); ok && !slices.Contains(engine.ToolNames, name) && name != engine.ToolRunQuery {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	if got := listed(); !slices.Equal(got, []string{"late_deliveries_of_carrier"}) {
+		t.Errorf("with no use, the first by id is listed: %v", got)
+	}
+	calls := `[{"tool": "run_query", "arguments": {"id": "queries/orders-of-customer", "params": {"customer": 25}}},` +
+		`{"tool": "run_query", "arguments": {"id": "orders_of_customer", "params": {"customer": 231}}},` +
+		`{"tool": "run_query", "arguments": {"id": "orders_of_customer", "params": {"customer": "x"}}}]`
+	mcpCalls(t, calls, []string{"--dir", "bundles", "--config", "okf.yaml"})
+	audit, _ := os.ReadFile("audit.jsonl")
+	if n := strings.Count(string(audit), `"query":"shop/queries/orders-of-customer"`); n != 2 {
+		t.Errorf("the audit log names the query %d times, want 2 (the bad value never ran):\n%s", n, audit)
+	}
+	if got := listed(); !slices.Equal(got, []string{"orders_of_customer"}) {
+		t.Errorf("after two calls, the most used is listed: %v", got)
 	}
 }

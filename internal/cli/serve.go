@@ -152,6 +152,12 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		list = append(list, engine.Database{Name: d.Name, Tenant: owners[d.Name], DSN: d.DSN, Bundle: bundle, Guard: d.Guard.Options()})
 	}
 	r.dbs = engine.NewDatabases(list, audit, e.stderr)
+	// Query tools are ranked by use from the first session on: the audit
+	// log remembers the calls of earlier processes.
+	uses, err := engine.AuditedUses(auditPath, func(db string) string { return owners[db] })
+	if err != nil {
+		fmt.Fprintf(e.stderr, "okf: %v; query tools are ranked from no use\n", err)
+	}
 	closers = append(closers, func() { r.dbs.Close() })
 	if f.src.dir != "" {
 		gs = folderGrants(e.stderr, gs, f.src.store.tenant, f.src.dir)
@@ -162,7 +168,7 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		RateLimit: sc.RateLimit, Burst: sc.Burst, MaxRequestBytes: sc.MaxRequestBytes,
 		MaxSessionsPerGrant: sc.MaxSessionsPerToken, MaxSessions: sc.MaxSessions, SessionIdleTimeout: time.Duration(sc.SessionIdleTimeout),
 		ReadTimeout: time.Duration(sc.ReadTimeout), ShutdownGrace: time.Duration(sc.ShutdownGrace),
-		AllowedHosts: sc.AllowedHosts, AllowedOrigins: sc.AllowedOrigins, ListedQueries: sc.ListedQueries,
+		AllowedHosts: sc.AllowedHosts, AllowedOrigins: sc.AllowedOrigins, ListedQueries: sc.ListedQueries, QueryUses: uses,
 		Now: func() time.Time {
 			if f.src.today != "" {
 				return now
