@@ -19,17 +19,7 @@ import (
 // list until a person changes a draft's status; okf runs promote does the
 // same for one run and never overwrites a draft.
 func TestPromoteCorrectRuns(t *testing.T) {
-	dir := t.TempDir()
-	docs, err := shop.WriteDocs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := run(t, "compile", docs, "--out", filepath.Join(dir, "bundles")); code != 0 {
-		t.Fatalf("compile: %s", stderr)
-	}
-	if err := shop.Create(context.Background(), filepath.Join(dir, "shop.db")); err != nil {
-		t.Fatal(err)
-	}
+	dir, docs := shopBundles(t)
 	questions := filepath.Join(docs, shop.QuestionsFile)
 	tasks, err := eval.LoadTasks(questions)
 	if err != nil {
@@ -40,16 +30,7 @@ func TestPromoteCorrectRuns(t *testing.T) {
 		"agent:\n  models:\n    - {name: half, provider: script, script: half.jsonl}\n"
 	os.WriteFile(filepath.Join(dir, "okf.yaml"), []byte(yaml), 0o644)
 	t.Chdir(dir)
-	served := func() []string {
-		t.Helper()
-		var names []string
-		for _, line := range strings.Split(mcpTools(t, []string{"--dir", "bundles", "--config", "okf.yaml"}), "\n") {
-			if name, ok := strings.CutPrefix(strings.TrimSpace(line), `"name": "`); ok {
-				names = append(names, strings.TrimRight(name, `",`))
-			}
-		}
-		return names
-	}
+	served := func() []string { return toolNames(t, "--dir", "bundles", "--config", "okf.yaml") }
 	toolsBefore := served()
 
 	code, _, stderr := run(t, "eval", "run", "--questions", questions, "--model", "half", "--promote", "bundles")
@@ -116,25 +97,14 @@ func TestPromoteCorrectRuns(t *testing.T) {
 // audit log shows called most, so a stdio server, started anew for every
 // session, still ranks by use.
 func TestQueryToolsRankedByAuditedUse(t *testing.T) {
-	dir := t.TempDir()
-	docs, err := shop.WriteDocs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := run(t, "compile", docs, "--out", filepath.Join(dir, "bundles")); code != 0 {
-		t.Fatalf("compile: %s", stderr)
-	}
-	if err := shop.Create(context.Background(), filepath.Join(dir, "shop.db")); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := shopBundles(t)
 	yaml := "audit_log: audit.jsonl\ndatabases:\n  - name: shop\n    dsn: sqlite:shop.db\n    bundle: bundles/shop\nserve:\n  query_tools: 1\n"
 	os.WriteFile(filepath.Join(dir, "okf.yaml"), []byte(yaml), 0o644)
 	t.Chdir(dir)
 	listed := func() []string {
 		var names []string
-		for _, line := range strings.Split(mcpTools(t, []string{"--dir", "bundles", "--config", "okf.yaml"}), "\n") {
-			name, ok := strings.CutPrefix(strings.TrimSpace(line), `"name": "`)
-			if name = strings.TrimRight(name, `",`); ok && !slices.Contains(engine.ToolNames, name) && name != engine.ToolRunQuery {
+		for _, name := range toolNames(t, "--dir", "bundles", "--config", "okf.yaml") {
+			if !slices.Contains(engine.ToolNames, name) && name != engine.ToolRunQuery {
 				names = append(names, name)
 			}
 		}
@@ -154,4 +124,35 @@ func TestQueryToolsRankedByAuditedUse(t *testing.T) {
 	if got := listed(); !slices.Equal(got, []string{"orders_of_customer"}) {
 		t.Errorf("after two calls, the most used is listed: %v", got)
 	}
+}
+
+// shopBundles writes the example shop's documentation into a temporary
+// folder, compiles it into bundles/ there and creates shop.db beside it;
+// it returns the folder and the documentation's.
+func shopBundles(t *testing.T) (dir, docs string) {
+	t.Helper()
+	dir = t.TempDir()
+	docs, err := shop.WriteDocs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "compile", docs, "--out", filepath.Join(dir, "bundles")); code != 0 {
+		t.Fatalf("compile: %s", stderr)
+	}
+	if err := shop.Create(context.Background(), filepath.Join(dir, "shop.db")); err != nil {
+		t.Fatal(err)
+	}
+	return dir, docs
+}
+
+// toolNames are the names of the tools okf mcp lists with the flags.
+func toolNames(t *testing.T, flags ...string) []string {
+	t.Helper()
+	var names []string
+	for _, line := range strings.Split(mcpTools(t, flags), "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), `"name": "`); ok {
+			names = append(names, strings.TrimRight(name, `",`))
+		}
+	}
+	return names
 }
