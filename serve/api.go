@@ -256,7 +256,7 @@ func (s *Server) apiSQL(w http.ResponseWriter, r *http.Request, tenant string) e
 	g := grantFrom(r.Context())
 	res, shown, err := s.dbs.Query(r.Context(), tenant, "okf serve "+tenant+"/"+g.Name, in.Database, in.SQL)
 	if ge, ok := sqlguard.AsError(err); ok {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": ge.Text(in.SQL), "layer": ge.Layer, "refused": ge.Refused, "code": ge.Code})
+		writeGuardError(w, ge, in.SQL)
 		return nil
 	}
 	if err != nil {
@@ -265,6 +265,15 @@ func (s *Server) apiSQL(w http.ResponseWriter, r *http.Request, tenant string) e
 	writeJSON(w, http.StatusOK, map[string]any{"columns": res.Columns, "rows": res.Rows, "total": res.Total,
 		"total_known": res.TotalKnown, "text": res.Text(shown)})
 	return nil
+}
+
+// writeGuardError answers a query the guard refused or the database
+// failed: 422 with the error as a model reads it, without the "Error: "
+// that begins it there (the field says so: a client that prints
+// "Error: " + error would say it twice), its layer and its code.
+func writeGuardError(w http.ResponseWriter, ge *sqlguard.Error, sql string) {
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": strings.TrimPrefix(ge.Text(sql), "Error: "),
+		"layer": ge.Layer, "refused": ge.Refused, "code": ge.Code})
 }
 
 func (s *Server) apiQueries(w http.ResponseWriter, r *http.Request, tenant string) error {
@@ -290,7 +299,7 @@ func (s *Server) apiRunQuery(w http.ResponseWriter, r *http.Request, tenant stri
 	g := grantFrom(r.Context())
 	run, err := s.toolbox(tenant).RunQuery(r.Context(), "okf serve "+tenant+"/"+g.Name, r.PathValue("id"), values)
 	if ge, ok := sqlguard.AsError(err); ok {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": ge.Text(run.SQL), "layer": ge.Layer, "refused": ge.Refused, "code": ge.Code})
+		writeGuardError(w, ge, run.SQL)
 		return nil
 	}
 	if err != nil {

@@ -114,7 +114,7 @@ func TestAPIReads(t *testing.T) {
 	mustContain(t, "sql", body, `"rows":[[3]]`, `"text":"n\n3\n(1 row)"`)
 	resp, body = f.request(t, "POST", "/v1/acme/sql", tokAcmeRead, strings.NewReader(`{"database":"shop","sql":"SELECT secret_note FROM orders"}`), nil)
 	wantStatus(t, resp, body, http.StatusUnprocessableEntity)
-	mustContain(t, "denied column", body, `"refused":true`, `"layer":"validator"`)
+	mustContain(t, "denied column", body, `"refused":true`, `"layer":"validator"`, `{"code":"denied_column","error":"refused by the validator: `)
 	resp, body = f.request(t, "POST", "/v1/acme/sql", tokAcmeRead, strings.NewReader(`{"db":"shop"}`), nil)
 	wantStatus(t, resp, body, http.StatusBadRequest)
 }
