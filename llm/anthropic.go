@@ -213,7 +213,7 @@ type anStream struct {
 	stream *Stream
 	model  string
 	reply  anResponse
-	input  []strings.Builder // each block's partial_json
+	parts  []*strings.Builder // each block's text or partial_json, joined once it is whole
 }
 
 type anEvent struct {
@@ -240,6 +240,18 @@ type anEvent struct {
 const maxStreamBlocks = 256
 
 func (s *anStream) read(r io.Reader) error {
+	if err := s.events(r); err != nil {
+		return err
+	}
+	for i := range s.reply.Content {
+		if b := &s.reply.Content[i]; b.Type == "text" {
+			b.Text = s.parts[i].String()
+		}
+	}
+	return nil
+}
+
+func (s *anStream) events(r io.Reader) error {
 	return readEvents(r, func(_, data string) error {
 		var e anEvent
 		if err := json.Unmarshal([]byte(data), &e); err != nil {
@@ -268,20 +280,21 @@ func (s *anStream) read(r io.Reader) error {
 			if b.Type == "text" {
 				s.stream.text(b.Text)
 			}
-			b.Input = nil
+			part := &strings.Builder{}
+			part.WriteString(b.Text)
+			b.Text, b.Input = "", nil
 			s.reply.Content = append(s.reply.Content, b)
-			s.input = append(s.input, strings.Builder{})
+			s.parts = append(s.parts, part)
 		case "content_block_delta":
-			b, err := block()
-			if err != nil || e.Delta == nil {
+			if _, err := block(); err != nil || e.Delta == nil {
 				return err
 			}
 			switch e.Delta.Type {
 			case "text_delta":
-				b.Text += e.Delta.Text
+				s.parts[e.Index].WriteString(e.Delta.Text)
 				s.stream.text(e.Delta.Text)
 			case "input_json_delta":
-				s.input[e.Index].WriteString(e.Delta.PartialJSON)
+				s.parts[e.Index].WriteString(e.Delta.PartialJSON)
 			}
 		case "content_block_stop":
 			b, err := block()
@@ -289,7 +302,7 @@ func (s *anStream) read(r io.Reader) error {
 				return err
 			}
 			if b.Type == "tool_use" {
-				b.Input = json.RawMessage(s.input[e.Index].String())
+				b.Input = json.RawMessage(s.parts[e.Index].String())
 				s.stream.toolCall(b.toolCall())
 			}
 		case "message_delta":

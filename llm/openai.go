@@ -263,7 +263,7 @@ type oaStream struct {
 	reply  oaResponse
 	text   strings.Builder
 	calls  []oaReplyCall
-	args   []strings.Builder
+	args   []*strings.Builder
 	told   int // tool calls already given to the stream
 }
 
@@ -317,9 +317,12 @@ func (s *oaStream) read(r io.Reader) error {
 				if d.Index < 0 || d.Index >= maxStreamCalls {
 					return fmt.Errorf("model %s: malformed event: tool call index %d", s.model, d.Index)
 				}
+				if d.Index < s.told {
+					return fmt.Errorf("model %s: malformed event: tool call %d goes on after a later one began", s.model, d.Index)
+				}
 				s.tell(d.Index)
 				for len(s.calls) <= d.Index {
-					s.calls, s.args = append(s.calls, oaReplyCall{}), append(s.args, strings.Builder{})
+					s.calls, s.args = append(s.calls, oaReplyCall{}), append(s.args, &strings.Builder{})
 				}
 				if d.ID != "" {
 					s.calls[d.Index].ID = d.ID
