@@ -17,6 +17,12 @@ import (
 // concepts (docs/queries.md) okf compile copies into the bundle.
 const QueriesDir = "queries"
 
+// isConceptFile reports whether a file name in a bundle's folder names a
+// concept: markdown, not the folder's index, not hidden.
+func isConceptFile(name string) bool {
+	return strings.HasSuffix(name, ".md") && name != "index.md" && !strings.HasPrefix(name, ".")
+}
+
 // maxQueryFile bounds one query concept read from the sources.
 const maxQueryFile = 1 << 20
 
@@ -34,7 +40,7 @@ func ReadQueries(db *Database, dir string) error {
 	}
 	for _, en := range entries {
 		name := en.Name()
-		if !strings.HasSuffix(name, ".md") || strings.HasPrefix(name, ".") || name == "index.md" {
+		if !isConceptFile(name) {
 			continue
 		}
 		p := filepath.Join(folder, name)
@@ -100,7 +106,7 @@ func keptQueries(dir string, wrote map[string]string, from []QueryFile) ([]Query
 	for _, en := range entries {
 		name := en.Name()
 		p := QueriesDir + "/" + name
-		if !en.Type().IsRegular() || !strings.HasSuffix(name, ".md") || name == "index.md" || strings.HasPrefix(name, ".") {
+		if !en.Type().IsRegular() || !isConceptFile(name) {
 			continue
 		}
 		if _, generated := wrote[p]; generated || slices.ContainsFunc(from, func(q QueryFile) bool { return q.Name == name }) {

@@ -285,7 +285,7 @@ func kept(dir string, firstID int) ([]*Rule, error) {
 	var rules []*Rule
 	for _, en := range entries {
 		p := "knowledge/" + en.Name()
-		if !en.Type().IsRegular() || !strings.HasSuffix(p, ".md") || en.Name() == "index.md" || strings.HasPrefix(en.Name(), ".") {
+		if !en.Type().IsRegular() || !isConceptFile(en.Name()) {
 			continue
 		}
 		if _, generated := wrote[p]; generated {

@@ -89,9 +89,7 @@ folder of bundles, to compile, draw or serve like any other.`,
 				results = append(results, r)
 			}
 			if asJSON {
-				enc := json.NewEncoder(e.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(results)
+				return printJSON(e, results)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "concepts\tcorpus MB\tcompile ms\tsnapshot MB\tindex build ms\tquery p50 ms\tquery p99 ms\tget p50 µs\tcontext p50 ms\timport peak RSS MB\tserve peak RSS MB\tmanifest tokens\tbundle slice tokens\ttokens/row\t")
@@ -158,9 +156,7 @@ func benchTenant(e *env, dir string, sets []string, rounds int, asJSON bool) err
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return printJSON(e, r)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "concepts\tbundles\tquestions\tindex build ms\tsearch p50 ms\tsearch p99 ms\tcontext p50 ms\tcontext p99 ms\tcontext tokens\t")
