@@ -45,6 +45,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s .
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 60s ./sqlguard/
 	$(GO) test -run '^$$' -fuzz FuzzScanSQL -fuzztime 60s .
+	$(GO) test -run '^$$' -fuzz FuzzSimpleYAML -fuzztime 60s .
+	$(GO) test -run '^$$' -fuzz FuzzReadsAs -fuzztime 30s ./internal/yamlplain/
 	$(GO) test -run '^$$' -fuzz FuzzStreams -fuzztime 60s ./llm/
 
 clean:

@@ -206,6 +206,10 @@ func parseYAMLMapping(src []byte, lineOffset int) (node *yaml.Node, err error, n
 			node, err, notMapping = nil, fmt.Errorf("yaml: %v", r), false
 		}
 	}()
+	if m, ok := simpleYAML(src); ok {
+		shiftLines(m, lineOffset)
+		return m, nil, false
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		msg := strings.ReplaceAll(err.Error(), "\n", " ")

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
+
+	"github.com/okf-tools/okf/internal/yamlplain"
 )
 
 // A concept okf generates carries, as generated.digest in its frontmatter,
@@ -30,7 +33,12 @@ func seal(doc []byte) []byte {
 		end += next + 1
 	}
 	sum := sha256.Sum256(doc)
-	line := digestKey + hex.EncodeToString(sum[:8]) + "\n"
+	digest := hex.EncodeToString(sum[:8])
+	if yamlplain.ReadsAs(digest) != yamlplain.String {
+		// All digits, or digits around one "e": YAML would read a number.
+		digest = `"` + digest + `"`
+	}
+	line := digestKey + digest + "\n"
 	out := make([]byte, 0, len(doc)+len(line))
 	return append(append(append(out, doc[:end]...), line...), doc[end:]...)
 }
@@ -70,7 +78,7 @@ func digestLine(doc []byte) (value string, start, end int) {
 		return "", 0, 0
 	}
 	end = start + nl + 1
-	return string(bytes.TrimSpace(fm[start+len(digestKey) : end])), start, end
+	return strings.Trim(string(bytes.TrimSpace(fm[start+len(digestKey):end])), `"`), start, end
 }
 
 // frontmatterOf returns a document's frontmatter block, its fences

@@ -2,9 +2,9 @@ package compile
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/okf-tools/okf/internal/yamlplain"
 )
 
 // A compile writes hundreds of frontmatters, and encoding them with
@@ -116,7 +116,8 @@ func renderFront(front any) ([]byte, bool) {
 // single-quoted, and double-quoted when it would read back as another
 // type. It returns false for what it leaves to yaml.v3: the empty string,
 // anything but printable ASCII (tabs, line breaks, other scripts) and
-// strings whose type it cannot tell cheaply.
+// text led by a digit or a sign with no space in it that reads as a
+// string (yaml.v3 quotes some of it as base-60 floats, "1:20").
 func yamlString(s string, flow bool) (string, bool) {
 	if s == "" {
 		return "", false
@@ -126,77 +127,16 @@ func yamlString(s string, flow bool) (string, bool) {
 			return "", false
 		}
 	}
-	switch readsAs(s) {
-	case readsAsOther:
+	if yamlplain.ReadsAs(s) == yamlplain.Other {
 		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`, true
-	case readsAsUnknown:
-		return "", false
+	}
+	if c := s[0]; (c == '+' || c == '-' || '0' <= c && c <= '9') && !strings.Contains(s, " ") {
+		return "", false // perhaps what yaml.v3 quotes as a base-60 float ("1:20")
 	}
 	if plainAllowed(s, flow) {
 		return s, true
 	}
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'", true
-}
-
-// What a string written plain reads back as.
-const (
-	readsAsString = iota
-	readsAsOther  // a boolean, null, number or time, or an old boolean yaml.v3 quotes
-	readsAsUnknown
-)
-
-// readsAs tells what yaml.v3 would read s, written plain, back as,
-// following its resolve on the first byte: a letter or punctuation other
-// than those below always reads as a string; y, n, t, f, o, ~ and < only
-// as the words of its table of booleans, nulls and the merge key; a "."
-// as a float when it parses as one; a digit or a sign as a string when
-// the text holds a space and does not start like a time (YYYY-), for
-// numbers never do, and as a time when it parses as one of yaml.v3's
-// formats. Other numbers are unknown.
-func readsAs(s string) int {
-	switch c := s[0]; {
-	case c == '+' || c == '-' || '0' <= c && c <= '9':
-		digits := 0
-		for digits < len(s) && '0' <= s[digits] && s[digits] <= '9' {
-			digits++
-		}
-		if digits == 4 && len(s) > 4 && s[4] == '-' {
-			for _, layout := range []string{"2006-1-2T15:4:5.999999999Z07:00", "2006-1-2t15:4:5.999999999Z07:00", "2006-1-2 15:4:5.999999999", "2006-1-2"} {
-				if _, err := time.Parse(layout, s); err == nil {
-					return readsAsOther
-				}
-			}
-			return readsAsUnknown
-		}
-		if strings.Contains(s, " ") {
-			return readsAsString
-		}
-		return readsAsUnknown
-	case c == '.':
-		if isYAMLWord(s) {
-			return readsAsOther
-		}
-		if _, err := strconv.ParseFloat(s, 64); err == nil {
-			return readsAsOther
-		}
-	case strings.IndexByte("yYnNtTfFoO~<", c) >= 0:
-		if isYAMLWord(s) {
-			return readsAsOther
-		}
-	}
-	return readsAsString
-}
-
-// isYAMLWord reports whether s is one of the words yaml.v3 reads as
-// something other than a string, or quotes as an old boolean.
-func isYAMLWord(s string) bool {
-	switch s {
-	case "true", "True", "TRUE", "false", "False", "FALSE", "~", "null", "Null", "NULL",
-		".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "<<",
-		"y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "n", "N", "no", "No", "NO", "off", "Off", "OFF":
-		return true
-	}
-	return false
 }
 
 // plainAllowed reports whether yaml.v3's emitter writes a printable ASCII
