@@ -29,6 +29,7 @@ type SQLite struct {
 	mu      sync.Mutex
 	closed  bool
 	openNow int
+	dials   int // connections opened in all, for tests
 }
 
 type sqliteConn struct {
@@ -73,14 +74,23 @@ func (s *SQLite) Catalog() *Catalog { return s.schema.catalog }
 // loadTables reads the file's schema and the readable tables and views,
 // keeping the allowlist's if one is given.
 func (s *SQLite) loadTables(allow []string) error {
-	c, err := sqlite3.OpenFlags(s.uri, sqlite3.OPEN_READONLY|sqlite3.OPEN_URI)
+	sc, err := s.dial()
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	if s.schema, err = loadSQLiteSchema(c); err != nil {
+	if s.schema, err = loadSQLiteSchema(sc.conn); err != nil {
+		sc.conn.Close()
 		return err
 	}
+	// The connection that read the schema gets the authorizer and becomes
+	// the first idle one: a command that runs one query opens one.
+	if err := sc.conn.SetAuthorizer(sc.authorize(s)); err != nil {
+		sc.conn.Close()
+		return err
+	}
+	s.slots <- struct{}{}
+	s.openNow++
+	s.idle <- sc
 	present := map[string]bool{}
 	for key := range s.schema.catalog.Tables {
 		present[strings.TrimPrefix(key, "main.")] = true
@@ -103,10 +113,26 @@ func (s *SQLite) loadTables(allow []string) error {
 // open makes a connection with every layer in place. The order matters:
 // query_only is set before the authorizer, which would refuse the pragma.
 func (s *SQLite) open() (*sqliteConn, error) {
+	sc, err := s.dial()
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.conn.SetAuthorizer(sc.authorize(s)); err != nil {
+		sc.conn.Close()
+		return nil, fmt.Errorf("setting up %s: %w", s.uri, err)
+	}
+	return sc, nil
+}
+
+// dial opens a connection with every layer in place but the authorizer.
+func (s *SQLite) dial() (*sqliteConn, error) {
 	c, err := sqlite3.OpenFlags(s.uri, sqlite3.OPEN_READONLY|sqlite3.OPEN_URI)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", s.uri, err)
 	}
+	s.mu.Lock()
+	s.dials++
+	s.mu.Unlock()
 	sc := &sqliteConn{conn: c}
 	// Temporary storage stays in memory, under the heap limit, so a huge
 	// sort fails fast instead of filling the disk.
@@ -117,7 +143,6 @@ func (s *SQLite) open() (*sqliteConn, error) {
 		configFalse(c, sqlite3.DBCONFIG_TRUSTED_SCHEMA),
 		configFalse(c, sqlite3.DBCONFIG_ENABLE_LOAD_EXTENSION),
 		configTrue(c, sqlite3.DBCONFIG_DEFENSIVE),
-		c.SetAuthorizer(sc.authorize(s)),
 	)
 	if err != nil {
 		c.Close()

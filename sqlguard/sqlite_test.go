@@ -114,6 +114,33 @@ func TestSQLiteQuery(t *testing.T) {
 	}
 }
 
+// TestOneQueryOneConnection: the connection that reads the schema at open
+// runs the first query, so okf sql opens the file once, with every layer
+// in place on it: the authorizer still refuses, query_only still holds.
+func TestOneQueryOneConnection(t *testing.T) {
+	eng, err := OpenSQLite(sqliteFixture(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if n := eng.OpenConns(); n != 1 {
+		t.Errorf("after open: %d connections open, want the one that read the schema", n)
+	}
+	ctx := context.Background()
+	lim := Limits{MaxRows: 10, Timeout: 5 * time.Second}
+	if _, err := eng.Run(ctx, "SELECT name FROM hero", nil, lim); err != nil {
+		t.Fatal(err)
+	}
+	if eng.dials != 1 || eng.OpenConns() != 1 {
+		t.Errorf("open and one query: %d connections opened, %d open; want 1 and 1", eng.dials, eng.OpenConns())
+	}
+	for _, sql := range []string{"DELETE FROM hero", "PRAGMA query_only = 0", "SELECT * FROM sqlite_master"} {
+		if _, err := eng.Run(ctx, sql, nil, lim); err == nil {
+			t.Errorf("%s ran on the connection that read the schema", sql)
+		}
+	}
+}
+
 func TestOpenSQLiteErrors(t *testing.T) {
 	if _, err := OpenSQLite(t.TempDir()+"/absent.sqlite", Options{}); err == nil || !strings.Contains(err.Error(), "absent.sqlite") {
 		t.Errorf("missing file: %v", err)
