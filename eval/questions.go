@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/okf-tools/okf/internal/pgast"
 )
 
 // Question is one task of a question set.
@@ -115,7 +115,7 @@ func LoadQuestions(paths ...string) ([]Question, error) {
 func (q Question) Tables() (tables, ddl []string, err error) {
 	uses := map[string]bool{} // name → named outside DDL
 	for _, sql := range q.SQL {
-		sum, err := pg_query.Summary(sql, -1)
+		sum, err := pgast.Summary(sql, -1)
 		if err != nil {
 			return nil, nil, fmt.Errorf("question %s: gold SQL does not parse: %v", q.ID, err)
 		}
@@ -129,7 +129,7 @@ func (q Question) Tables() (tables, ddl []string, err error) {
 				name = name[i+1:]
 			}
 			if !ctes[name] {
-				uses[name] = uses[name] || t.Context != pg_query.SummaryResult_DDL
+				uses[name] = uses[name] || t.Context != pgast.SummaryResult_DDL
 			}
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/okf-tools/okf/internal/pgast"
 )
 
 // ColumnsRead returns the columns of cat's tables that a PostgreSQL script
@@ -23,7 +23,7 @@ func ColumnsRead(sql string, cat *Catalog) (columns, unread []string, err error)
 		return nil, nil, err
 	}
 	v.allow.everything = true
-	tree, err := pg_query.Parse(sql)
+	tree, err := pgast.Parse(sql)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the SQL does not parse: %w", err)
 	}
@@ -31,9 +31,9 @@ func ColumnsRead(sql string, cat *Catalog) (columns, unread []string, err error)
 	for _, raw := range tree.Stmts {
 		w := &walker{v: v, sql: sql, reads: reads}
 		if !w.statement(raw.Stmt) {
-			unread = append(unread, statementName(protoMessage(raw.Stmt).Descriptor()))
+			unread = append(unread, statementName(protoMessage(raw.Stmt).PgName()))
 		} else if w.err != nil {
-			unread = append(unread, fmt.Sprintf("%s: %s", statementName(protoMessage(raw.Stmt).Descriptor()), w.err.Message))
+			unread = append(unread, fmt.Sprintf("%s: %s", statementName(protoMessage(raw.Stmt).PgName()), w.err.Message))
 		}
 	}
 	for c := range reads {
@@ -45,15 +45,15 @@ func ColumnsRead(sql string, cat *Catalog) (columns, unread []string, err error)
 
 // statement resolves a statement's queries for ColumnsRead; false when it
 // has none the walker reads.
-func (w *walker) statement(n *pg_query.Node) bool {
+func (w *walker) statement(n *pgast.Node) bool {
 	switch x := n.GetNode().(type) {
-	case *pg_query.Node_SelectStmt:
+	case *pgast.Node_SelectStmt:
 		w.query(x.SelectStmt, nil)
-	case *pg_query.Node_ViewStmt:
+	case *pgast.Node_ViewStmt:
 		w.query(x.ViewStmt.Query.GetSelectStmt(), nil)
-	case *pg_query.Node_CreateTableAsStmt:
+	case *pgast.Node_CreateTableAsStmt:
 		w.query(x.CreateTableAsStmt.Query.GetSelectStmt(), nil)
-	case *pg_query.Node_InsertStmt:
+	case *pgast.Node_InsertStmt:
 		s := x.InsertStmt
 		defer w.popWith(w.with(s.WithClause, nil))
 		if r := w.rangeVar(s.Relation); r != nil {
@@ -62,7 +62,7 @@ func (w *walker) statement(n *pg_query.Node) bool {
 			}
 		}
 		w.query(s.SelectStmt.GetSelectStmt(), nil)
-	case *pg_query.Node_UpdateStmt:
+	case *pgast.Node_UpdateStmt:
 		s := x.UpdateStmt
 		defer w.popWith(w.with(s.WithClause, nil))
 		sc, target := w.targetScope(s.Relation, s.FromClause)
@@ -74,13 +74,13 @@ func (w *walker) statement(n *pg_query.Node) bool {
 		}
 		w.expr(sc, s.WhereClause)
 		w.exprs(sc, s.ReturningList)
-	case *pg_query.Node_DeleteStmt:
+	case *pgast.Node_DeleteStmt:
 		s := x.DeleteStmt
 		defer w.popWith(w.with(s.WithClause, nil))
 		sc, _ := w.targetScope(s.Relation, s.UsingClause)
 		w.expr(sc, s.WhereClause)
 		w.exprs(sc, s.ReturningList)
-	case *pg_query.Node_IndexStmt:
+	case *pgast.Node_IndexStmt:
 		s := x.IndexStmt
 		sc, target := w.targetScope(s.Relation, nil)
 		for _, p := range s.IndexParams {
@@ -99,7 +99,7 @@ func (w *walker) statement(n *pg_query.Node) bool {
 
 // targetScope is the scope of a data-changing statement: its target table
 // and the tables of its FROM or USING list.
-func (w *walker) targetScope(target *pg_query.RangeVar, from []*pg_query.Node) (*scope, *relation) {
+func (w *walker) targetScope(target *pgast.RangeVar, from []*pgast.Node) (*scope, *relation) {
 	sc := newScope(nil)
 	r := w.rangeVar(target)
 	if r != nil {

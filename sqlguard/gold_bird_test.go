@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/okf-tools/okf/internal/pgast"
 
 	"github.com/okf-tools/okf/internal/shareddata"
 )
@@ -39,7 +39,7 @@ func TestGoldBird(t *testing.T) {
 			t.Fatalf("questions.jsonl:%d: %v", line, err)
 		}
 		questions++
-		if _, err := pg_query.Parse(backticksToQuotes(q.SQL)); err != nil {
+		if _, err := pgast.Parse(backticksToQuotes(q.SQL)); err != nil {
 			lexical++ // SQLite-only syntax: the lexical check and the SQLite layers
 		}
 		if err := db.validator.Validate(q.SQL); err != nil {

@@ -5,8 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	pg_query "github.com/pganalyze/pg_query_go/v6"
-	"google.golang.org/protobuf/reflect/protoreflect"
+	"github.com/okf-tools/okf/internal/pgast"
 
 	"github.com/okf-tools/okf/internal/lazy"
 )
@@ -224,7 +223,7 @@ func (w *walker) fold(name string) string {
 
 // query resolves one SELECT, VALUES or set operation with outer as its
 // enclosing scope, and returns its output columns.
-func (w *walker) query(s *pg_query.SelectStmt, outer *scope) ([]column, bool) {
+func (w *walker) query(s *pgast.SelectStmt, outer *scope) ([]column, bool) {
 	if w.err != nil || s == nil {
 		return nil, false
 	}
@@ -245,7 +244,7 @@ func (w *walker) query(s *pg_query.SelectStmt, outer *scope) ([]column, bool) {
 		sc       = newScope(outer)
 	)
 	switch {
-	case s.Op != pg_query.SetOperation_SETOP_NONE:
+	case s.Op != pgast.SetOperation_SETOP_NONE:
 		cols, complete = w.query(s.Larg, outer)
 		w.query(s.Rarg, outer)
 		// ORDER BY and LIMIT of a set operation name its output columns.
@@ -292,7 +291,7 @@ func (w *walker) lockingOffset() int {
 // entries it pushed. In a plain WITH each query sees only the ones before
 // it, so a CTE named like a table cannot hide a read of that table; in
 // WITH RECURSIVE every name is visible to every query.
-func (w *walker) with(wc *pg_query.WithClause, outer *scope) int {
+func (w *walker) with(wc *pgast.WithClause, outer *scope) int {
 	if wc == nil {
 		return 0
 	}
@@ -321,7 +320,7 @@ func (w *walker) with(wc *pg_query.WithClause, outer *scope) int {
 		var complete bool
 		if wc.Recursive {
 			def := defs[name]
-			if sel.Op != pg_query.SetOperation_SETOP_NONE && sel.WithClause == nil && sel.IntoClause == nil && len(sel.LockingClause) == 0 {
+			if sel.Op != pgast.SetOperation_SETOP_NONE && sel.WithClause == nil && sel.IntoClause == nil && len(sel.LockingClause) == 0 {
 				// The non-recursive term fixes the columns the recursive
 				// term reads.
 				cols, complete = w.query(sel.Larg, outer)
@@ -366,7 +365,7 @@ func cloneDefs(m map[string]*cte) map[string]*cte {
 	return out
 }
 
-func namedColumns(names []*pg_query.Node) []column {
+func namedColumns(names []*pgast.Node) []column {
 	var cols []column
 	for _, n := range names {
 		cols = append(cols, column{name: n.GetString_().GetSval(), certain: true})
@@ -374,7 +373,7 @@ func namedColumns(names []*pg_query.Node) []column {
 	return cols
 }
 
-func stringsOf(nodes []*pg_query.Node) []string {
+func stringsOf(nodes []*pgast.Node) []string {
 	out := make([]string, 0, len(nodes))
 	for _, n := range nodes {
 		out = append(out, n.GetString_().GetSval())
@@ -392,7 +391,7 @@ func (w *walker) lookupCTE(name string) *cte {
 }
 
 // targets resolves a SELECT list and returns the output columns.
-func (w *walker) targets(sc *scope, list []*pg_query.Node) ([]column, bool) {
+func (w *walker) targets(sc *scope, list []*pgast.Node) ([]column, bool) {
 	var cols []column
 	complete := true
 	for _, n := range list {
@@ -422,13 +421,13 @@ func (w *walker) targets(sc *scope, list []*pg_query.Node) ([]column, bool) {
 
 // outputName is the column name PostgreSQL gives an unnamed select-list
 // expression, and whether it is surely that name.
-func outputName(n *pg_query.Node) (string, bool) {
+func outputName(n *pgast.Node) (string, bool) {
 	switch x := n.GetNode().(type) {
-	case *pg_query.Node_ColumnRef:
+	case *pgast.Node_ColumnRef:
 		if f := x.ColumnRef.Fields; len(f) > 0 && f[len(f)-1].GetString_() != nil {
 			return f[len(f)-1].GetString_().GetSval(), true
 		}
-	case *pg_query.Node_AIndirection:
+	case *pgast.Node_AIndirection:
 		ind := x.AIndirection.Indirection
 		for i := len(ind) - 1; i >= 0; i-- {
 			if s := ind[i].GetString_(); s != nil {
@@ -436,24 +435,24 @@ func outputName(n *pg_query.Node) (string, bool) {
 			}
 		}
 		return outputName(x.AIndirection.Arg)
-	case *pg_query.Node_FuncCall:
+	case *pgast.Node_FuncCall:
 		if f := x.FuncCall.Funcname; len(f) > 0 {
 			return f[len(f)-1].GetString_().GetSval(), false
 		}
-	case *pg_query.Node_TypeCast:
+	case *pgast.Node_TypeCast:
 		if name, _ := outputName(x.TypeCast.Arg); name != "?column?" {
 			return name, false
 		}
 		if names := x.TypeCast.GetTypeName().GetNames(); len(names) > 0 {
 			return names[len(names)-1].GetString_().GetSval(), false
 		}
-	case *pg_query.Node_CaseExpr:
+	case *pgast.Node_CaseExpr:
 		return "case", false
-	case *pg_query.Node_AArrayExpr:
+	case *pgast.Node_AArrayExpr:
 		return "array", false
-	case *pg_query.Node_RowExpr:
+	case *pgast.Node_RowExpr:
 		return "row", false
-	case *pg_query.Node_CoalesceExpr:
+	case *pgast.Node_CoalesceExpr:
 		return "coalesce", false
 	}
 	return "?column?", false
@@ -461,7 +460,7 @@ func outputName(n *pg_query.Node) (string, bool) {
 
 // star resolves * and q.* and returns the relations it expands to,
 // refusing when one of them has hidden columns.
-func (w *walker) star(sc *scope, cr *pg_query.ColumnRef) []*relation {
+func (w *walker) star(sc *scope, cr *pgast.ColumnRef) []*relation {
 	loc := int(cr.Location)
 	if len(cr.Fields) == 1 {
 		for _, r := range sc.items {
@@ -525,82 +524,60 @@ func (w *walker) named(sc *scope, names []string) []*relation {
 }
 
 // expr resolves an expression.
-func (w *walker) expr(sc *scope, n *pg_query.Node) {
+func (w *walker) expr(sc *scope, n *pgast.Node) {
 	if n != nil && w.err == nil {
-		w.message(sc, n.ProtoReflect())
+		w.message(sc, n)
 	}
 }
 
-func (w *walker) exprs(sc *scope, list []*pg_query.Node) {
+func (w *walker) exprs(sc *scope, list []*pgast.Node) {
 	for _, n := range list {
 		w.expr(sc, n)
 	}
 }
 
-func (w *walker) message(sc *scope, m protoreflect.Message) {
-	if w.err != nil || !m.IsValid() {
+func (w *walker) message(sc *scope, m pgast.Message) {
+	if w.err != nil {
 		return
 	}
-	switch x := m.Interface().(type) {
-	case *pg_query.SelectStmt:
+	switch x := m.(type) {
+	case *pgast.SelectStmt:
 		w.query(x, sc)
 		return
-	case *pg_query.ColumnRef:
+	case *pgast.ColumnRef:
 		w.columnRef(sc, x)
 		return
-	case *pg_query.A_Indirection:
+	case *pgast.A_Indirection:
 		w.indirection(sc, x)
 		return
-	case *pg_query.FuncCall:
+	case *pgast.FuncCall:
 		w.funcCall(x)
-	case *pg_query.A_Expr:
+	case *pgast.A_Expr:
 		w.operator(x.Name, int(x.Location))
-	case *pg_query.SortBy:
+	case *pgast.SortBy:
 		w.operator(x.UseOp, int(x.Location))
-	case *pg_query.TypeName:
+	case *pgast.TypeName:
 		w.typeName(x)
-	case *pg_query.XmlExpr, *pg_query.XmlSerialize:
-		w.fail("function", locationOf(m), "XML functions are not allowed", "Work with the values as text or JSON.")
-	case *pg_query.RangeVar:
+	case *pgast.XmlExpr, *pgast.XmlSerialize:
+		w.fail("function", m.PgLocation(), "XML functions are not allowed", "Work with the values as text or JSON.")
+	case *pgast.RangeVar:
 		w.fail("table", int(x.Location), "a table may be named only in FROM", "")
 	}
 	if w.err != nil {
 		return
 	}
-	if strings.HasSuffix(string(m.Descriptor().Name()), "Stmt") {
-		w.fail("statement_kind", locationOf(m), fmt.Sprintf("a nested %s is not allowed; only SELECT may run, also inside WITH",
-			statementName(m.Descriptor())), "Remove the data-changing part of the query.")
+	if strings.HasSuffix(m.PgName(), "Stmt") {
+		w.fail("statement_kind", m.PgLocation(), fmt.Sprintf("a nested %s is not allowed; only SELECT may run, also inside WITH",
+			statementName(m.PgName())), "Remove the data-changing part of the query.")
 		return
 	}
-	m.Range(func(fd protoreflect.FieldDescriptor, val protoreflect.Value) bool {
-		w.field(sc, fd, val)
+	m.PgChildren(func(c pgast.Message) bool {
+		w.message(sc, c)
 		return w.err == nil
 	})
 }
 
-func (w *walker) field(sc *scope, fd protoreflect.FieldDescriptor, val protoreflect.Value) {
-	if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
-		return
-	}
-	if fd.IsList() {
-		l := val.List()
-		for i := 0; i < l.Len() && w.err == nil; i++ {
-			w.message(sc, l.Get(i).Message())
-		}
-		return
-	}
-	w.message(sc, val.Message())
-}
-
-// locationOf returns a node's location field, or -1.
-func locationOf(m protoreflect.Message) int {
-	if fd := m.Descriptor().Fields().ByName("location"); fd != nil && fd.Kind() == protoreflect.Int32Kind {
-		return int(m.Get(fd).Int())
-	}
-	return -1
-}
-
-func (w *walker) columnRef(sc *scope, c *pg_query.ColumnRef) {
+func (w *walker) columnRef(sc *scope, c *pgast.ColumnRef) {
 	if len(c.Fields) == 0 {
 		return
 	}
@@ -735,7 +712,7 @@ func (w *walker) fieldName(name string, loc int) {
 		"Call functions as f(x); read JSON fields with -> and ->>.")
 }
 
-func (w *walker) indirection(sc *scope, x *pg_query.A_Indirection) {
+func (w *walker) indirection(sc *scope, x *pgast.A_Indirection) {
 	if len(x.Indirection) == 0 {
 		w.expr(sc, x.Arg)
 		return
@@ -754,7 +731,7 @@ func (w *walker) indirection(sc *scope, x *pg_query.A_Indirection) {
 			}
 			rest = rest[1:]
 		case first.GetAStar() != nil:
-			w.star(sc, &pg_query.ColumnRef{Fields: []*pg_query.Node{cr.Fields[0], first}, Location: cr.Location})
+			w.star(sc, &pgast.ColumnRef{Fields: []*pgast.Node{cr.Fields[0], first}, Location: cr.Location})
 			rest = rest[1:]
 		default:
 			w.expr(sc, x.Arg)
@@ -762,7 +739,7 @@ func (w *walker) indirection(sc *scope, x *pg_query.A_Indirection) {
 	} else {
 		w.expr(sc, x.Arg)
 	}
-	loc := locationOf(protoMessage(x.Arg))
+	loc := protoMessage(x.Arg).PgLocation()
 	for _, ind := range rest {
 		if s := ind.GetString_(); s != nil {
 			w.fieldName(s.GetSval(), loc)
@@ -772,16 +749,16 @@ func (w *walker) indirection(sc *scope, x *pg_query.A_Indirection) {
 	}
 }
 
-// protoMessage returns the message a Node holds.
-func protoMessage(n *pg_query.Node) protoreflect.Message {
-	m := n.ProtoReflect()
-	if fd := m.WhichOneof(m.Descriptor().Oneofs().Get(0)); fd != nil {
-		return m.Get(fd).Message()
+// protoMessage returns the message a Node holds, or the Node when it
+// holds none.
+func protoMessage(n *pgast.Node) pgast.Message {
+	if m := n.GetNodeMessage(); m != nil {
+		return m
 	}
-	return m
+	return n
 }
 
-func (w *walker) funcCall(f *pg_query.FuncCall) {
+func (w *walker) funcCall(f *pgast.FuncCall) {
 	names := stringsOf(f.Funcname)
 	if len(names) == 0 || w.v.allow.allows(names) {
 		return
@@ -791,7 +768,7 @@ func (w *walker) funcCall(f *pg_query.FuncCall) {
 		"Use the functions listed in docs/security.md; an operator can allow another one with allow_functions in okf.yaml.")
 }
 
-func (w *walker) operator(names []*pg_query.Node, loc int) {
+func (w *walker) operator(names []*pgast.Node, loc int) {
 	ops := stringsOf(names)
 	if len(ops) == 0 {
 		return
@@ -804,7 +781,7 @@ func (w *walker) operator(names []*pg_query.Node, loc int) {
 		"Use the built-in operators on the built-in types.")
 }
 
-func (w *walker) typeName(t *pg_query.TypeName) {
+func (w *walker) typeName(t *pgast.TypeName) {
 	names := stringsOf(t.Names)
 	if len(names) == 0 {
 		return
@@ -823,15 +800,15 @@ func (w *walker) typeName(t *pg_query.TypeName) {
 }
 
 // fromItem resolves one FROM item, puts what it names in sc and returns it.
-func (w *walker) fromItem(n *pg_query.Node, sc *scope) *relation {
+func (w *walker) fromItem(n *pgast.Node, sc *scope) *relation {
 	if w.err != nil {
 		return nil
 	}
 	var r *relation
 	switch x := n.GetNode().(type) {
-	case *pg_query.Node_RangeVar:
+	case *pgast.Node_RangeVar:
 		r = w.rangeVar(x.RangeVar)
-	case *pg_query.Node_RangeSubselect:
+	case *pgast.Node_RangeSubselect:
 		sel := x.RangeSubselect.Subquery.GetSelectStmt()
 		if sel == nil {
 			w.fail("statement_kind", -1, "a FROM subquery must be a SELECT", "")
@@ -842,11 +819,11 @@ func (w *walker) fromItem(n *pg_query.Node, sc *scope) *relation {
 		cols, complete := w.query(sel, sc)
 		r = &relation{loc: -1, cols: slices.Clone(cols), complete: complete}
 		w.alias(r, x.RangeSubselect.Alias)
-	case *pg_query.Node_RangeFunction:
+	case *pgast.Node_RangeFunction:
 		r = w.rangeFunction(sc, x.RangeFunction)
-	case *pg_query.Node_JoinExpr:
+	case *pgast.Node_JoinExpr:
 		return w.join(sc, x.JoinExpr)
-	case *pg_query.Node_RangeTableSample:
+	case *pgast.Node_RangeTableSample:
 		ts := x.RangeTableSample
 		if m := stringsOf(ts.Method); len(m) != 1 || !slices.Contains([]string{"bernoulli", "system"}, strings.ToLower(m[0])) {
 			w.fail("function", int(ts.Location), fmt.Sprintf("TABLESAMPLE method %s is not allowed", strings.Join(m, ".")), "Use BERNOULLI or SYSTEM.")
@@ -856,15 +833,15 @@ func (w *walker) fromItem(n *pg_query.Node, sc *scope) *relation {
 		w.exprs(sc, ts.Args)
 		w.expr(sc, ts.Repeatable)
 		return r
-	case *pg_query.Node_RangeTableFunc:
+	case *pgast.Node_RangeTableFunc:
 		w.fail("function", int(x.RangeTableFunc.Location), "XMLTABLE is not allowed", "Work with the values as text or JSON.")
 		return nil
-	case *pg_query.Node_JsonTable:
+	case *pgast.Node_JsonTable:
 		w.expr(sc, x.JsonTable.GetContextItem().GetRawExpr())
 		r = &relation{loc: int(x.JsonTable.Location)}
 		w.alias(r, x.JsonTable.Alias)
 	default:
-		w.fail("statement_kind", locationOf(protoMessage(n)), "this kind of FROM item is not allowed", "")
+		w.fail("statement_kind", protoMessage(n).PgLocation(), "this kind of FROM item is not allowed", "")
 		return nil
 	}
 	if r == nil || w.err != nil {
@@ -876,7 +853,7 @@ func (w *walker) fromItem(n *pg_query.Node, sc *scope) *relation {
 }
 
 // alias names r after an alias and renames its columns.
-func (w *walker) alias(r *relation, a *pg_query.Alias) {
+func (w *walker) alias(r *relation, a *pgast.Alias) {
 	if a == nil {
 		return
 	}
@@ -884,7 +861,7 @@ func (w *walker) alias(r *relation, a *pg_query.Alias) {
 	r.rename(stringsOf(a.Colnames))
 }
 
-func (w *walker) rangeVar(r *pg_query.RangeVar) *relation {
+func (w *walker) rangeVar(r *pgast.RangeVar) *relation {
 	loc := int(r.Location)
 	if r.Catalogname != "" {
 		w.fail("schema", loc, fmt.Sprintf("%s.%s.%s names another database", r.Catalogname, r.Schemaname, r.Relname),
@@ -1000,10 +977,10 @@ var scalarSRFs = lazy.Set{Names: []string{"generate_series", "generate_subscript
 // sqliteJSONColumns are the columns of SQLite's json_each and json_tree.
 var sqliteJSONColumns = []string{"key", "value", "type", "atom", "id", "parent", "fullkey", "path", "json", "root"}
 
-func (w *walker) rangeFunction(sc *scope, rf *pg_query.RangeFunction) *relation {
+func (w *walker) rangeFunction(sc *scope, rf *pgast.RangeFunction) *relation {
 	r := &relation{loc: -1}
 	var fnames []string
-	var coldefs []*pg_query.Node
+	var coldefs []*pgast.Node
 	for _, item := range rf.Functions {
 		parts := item.GetList().GetItems()
 		if len(parts) == 0 {
@@ -1058,7 +1035,7 @@ func (w *walker) rangeFunction(sc *scope, rf *pg_query.RangeFunction) *relation 
 }
 
 // join resolves a join and the columns its USING list or NATURAL reads.
-func (w *walker) join(sc *scope, j *pg_query.JoinExpr) *relation {
+func (w *walker) join(sc *scope, j *pgast.JoinExpr) *relation {
 	l := w.fromItem(j.Larg, sc)
 	r := w.fromItem(j.Rarg, sc)
 	if l == nil || r == nil || w.err != nil {

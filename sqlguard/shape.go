@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/okf-tools/okf/internal/pgast"
 
 	"github.com/okf-tools/okf/internal/lazy"
 )
@@ -54,30 +54,30 @@ func checkOperatorRuns(sql string) error {
 
 // nestingKeywords are the keywords that can put one expression or query
 // inside another without a bracket.
-var nestingKeywords = lazy.Value[map[pg_query.Token]bool]{New: func() map[pg_query.Token]bool {
-	return map[pg_query.Token]bool{
-		pg_query.Token_NOT: true, pg_query.Token_IS: true, pg_query.Token_ISNULL: true, pg_query.Token_NOTNULL: true,
-		pg_query.Token_COLLATE: true, pg_query.Token_LIKE: true, pg_query.Token_ILIKE: true, pg_query.Token_SIMILAR: true,
-		pg_query.Token_BETWEEN: true, pg_query.Token_IN_P: true, pg_query.Token_AT: true, pg_query.Token_CASE: true,
-		pg_query.Token_OVERLAPS: true, pg_query.Token_ESCAPE: true, pg_query.Token_UNION: true, pg_query.Token_INTERSECT: true,
-		pg_query.Token_EXCEPT: true, pg_query.Token_JOIN: true, pg_query.Token_OPERATOR: true, pg_query.Token_UESCAPE: true,
+var nestingKeywords = lazy.Value[map[pgast.Token]bool]{New: func() map[pgast.Token]bool {
+	return map[pgast.Token]bool{
+		pgast.Token_NOT: true, pgast.Token_IS: true, pgast.Token_ISNULL: true, pgast.Token_NOTNULL: true,
+		pgast.Token_COLLATE: true, pgast.Token_LIKE: true, pgast.Token_ILIKE: true, pgast.Token_SIMILAR: true,
+		pgast.Token_BETWEEN: true, pgast.Token_IN_P: true, pgast.Token_AT: true, pgast.Token_CASE: true,
+		pgast.Token_OVERLAPS: true, pgast.Token_ESCAPE: true, pgast.Token_UNION: true, pgast.Token_INTERSECT: true,
+		pgast.Token_EXCEPT: true, pgast.Token_JOIN: true, pgast.Token_OPERATOR: true, pgast.Token_UESCAPE: true,
 	}
 }}
 
 // checkShape refuses a text whose parse tree could be deep enough to
 // crash the parser, given the text's tokens; sql is the query as sent, for
 // positions.
-func checkShape(sql string, scan *pg_query.ScanResult) error {
+func checkShape(sql string, scan *pgast.ScanResult) error {
 	depth, nesting := 0, 0
 	for _, tok := range scan.Tokens {
 		switch t := tok.Token; {
-		case t == pg_query.Token_ASCII_40 || t == pg_query.Token_ASCII_91: // ( [
+		case t == pgast.Token_ASCII_40 || t == pgast.Token_ASCII_91: // ( [
 			if depth++; depth > MaxNesting {
 				return refuse("too_deep", charPos(sql, int(tok.Start)),
 					fmt.Sprintf("the query nests more than %d brackets deep", MaxNesting),
 					"Flatten the query: use WITH for intermediate results instead of nesting.")
 			}
-		case t == pg_query.Token_ASCII_41 || t == pg_query.Token_ASCII_93: // ) ]
+		case t == pgast.Token_ASCII_41 || t == pgast.Token_ASCII_93: // ) ]
 			depth = max(depth-1, 0)
 		case nestingToken(t):
 			if nesting++; nesting > MaxNestingTokens {
@@ -90,12 +90,12 @@ func checkShape(sql string, scan *pg_query.ScanResult) error {
 	return nil
 }
 
-func nestingToken(t pg_query.Token) bool {
+func nestingToken(t pgast.Token) bool {
 	switch t {
-	case pg_query.Token_ASCII_37, pg_query.Token_ASCII_42, pg_query.Token_ASCII_43, pg_query.Token_ASCII_45,
-		pg_query.Token_ASCII_47, pg_query.Token_ASCII_60, pg_query.Token_ASCII_61, pg_query.Token_ASCII_62,
-		pg_query.Token_ASCII_94, pg_query.Token_Op, pg_query.Token_TYPECAST, pg_query.Token_LESS_EQUALS,
-		pg_query.Token_GREATER_EQUALS, pg_query.Token_NOT_EQUALS:
+	case pgast.Token_ASCII_37, pgast.Token_ASCII_42, pgast.Token_ASCII_43, pgast.Token_ASCII_45,
+		pgast.Token_ASCII_47, pgast.Token_ASCII_60, pgast.Token_ASCII_61, pgast.Token_ASCII_62,
+		pgast.Token_ASCII_94, pgast.Token_Op, pgast.Token_TYPECAST, pgast.Token_LESS_EQUALS,
+		pgast.Token_GREATER_EQUALS, pgast.Token_NOT_EQUALS:
 		return true
 	}
 	return nestingKeywords.Get()[t]
@@ -106,14 +106,14 @@ func nestingToken(t pg_query.Token) bool {
 // quote): the validator's parse would then judge another query than the
 // one SQLite runs. It compares where each reads a word to begin; text is
 // sql as the PostgreSQL parser reads it (backticks turned into quotes).
-func sameReading(sql, text string, scan *pg_query.ScanResult) error {
+func sameReading(sql, text string, scan *pgast.ScanResult) error {
 	var pg []int
 	for _, tok := range scan.Tokens {
 		start := int(tok.Start)
 		if start >= len(text) {
 			continue
 		}
-		if tok.Token == pg_query.Token_IDENT && text[start] != '"' || tok.KeywordKind != pg_query.KeywordKind_NO_KEYWORD {
+		if tok.Token == pgast.Token_IDENT && text[start] != '"' || tok.KeywordKind != pgast.KeywordKind_NO_KEYWORD {
 			pg = append(pg, start)
 		}
 	}

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/okf-tools/okf/internal/pgast"
 	"github.com/pganalyze/pg_query_go/v6/parser"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/okf-tools/okf/internal/lazy"
 )
@@ -106,16 +105,16 @@ func (v *Validator) Validate(sql string) error {
 		}
 		text = backticksToQuotes(sql)
 	}
-	scan, err := pg_query.Scan(text)
+	scan, err := pgast.Scan(text)
 	if err == nil {
 		err = checkShape(sql, scan)
 	}
 	if ge, ok := AsError(err); ok && ge.Refused {
 		return err
 	}
-	var tree *pg_query.ParseResult
+	var tree *pgast.ParseResult
 	if err == nil {
-		tree, err = pg_query.Parse(text)
+		tree, err = pgast.Parse(text)
 	}
 	if err != nil {
 		if v.dialect == DialectSQLite {
@@ -183,9 +182,9 @@ var statementNames = lazy.Value[map[string]string]{New: func() map[string]string
 	}
 }}
 
-// statementName turns a statement node such as InsertStmt into "INSERT".
-func statementName(d protoreflect.MessageDescriptor) string {
-	name := string(d.Name())
+// statementName turns a statement node's name such as InsertStmt into
+// "INSERT".
+func statementName(name string) string {
 	if n, ok := statementNames.Get()[name]; ok {
 		return n
 	}
@@ -200,9 +199,8 @@ func statementName(d protoreflect.MessageDescriptor) string {
 }
 
 // nodeName names the statement inside a Node.
-func nodeName(n *pg_query.Node) string {
-	m := n.ProtoReflect()
-	return statementName(m.WhichOneof(m.Descriptor().Oneofs().Get(0)).Message())
+func nodeName(n *pgast.Node) string {
+	return statementName(protoMessage(n).PgName())
 }
 
 // skipBlank moves offset past white space and comments, to where a
