@@ -47,6 +47,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzScanSQL -fuzztime 60s .
 	$(GO) test -run '^$$' -fuzz FuzzSimpleYAML -fuzztime 60s .
 	$(GO) test -run '^$$' -fuzz FuzzReadsAs -fuzztime 30s ./internal/yamlplain/
+	$(GO) test -run '^$$' -fuzz FuzzSameTrees -fuzztime 60s ./internal/pgast/
 	$(GO) test -run '^$$' -fuzz FuzzStreams -fuzztime 60s ./llm/
 
 clean:

@@ -3,6 +3,7 @@ package okf
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -94,6 +95,7 @@ type folderFS struct {
 	mu       sync.Mutex
 	lastDir  string
 	lastRoot *os.Root
+	lastFile *os.File // lastDir opened as a file, for readIn; nil until asked
 }
 
 func (f *folderFS) Open(name string) (fs.File, error) { return f.open(name) }
@@ -138,11 +140,76 @@ func (f *folderFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return entries, nil
 }
 
+// ReadFile reads a file as fs.ReadFile would through Open, in fewer
+// system calls where the platform allows (readIn): a bundle is read file
+// by file, and each os.File costs four calls more than the reading.
+func (f *folderFS) ReadFile(name string) ([]byte, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	dir, base := path.Split(name)
+	f.mu.Lock()
+	folder, err := f.folderFile(dir)
+	var content []byte
+	done := false
+	if err == nil {
+		content, done, err = readIn(folder, base)
+	}
+	f.mu.Unlock()
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	if done {
+		return content, nil
+	}
+	file, err := f.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return io.ReadAll(file)
+}
+
+// folderFile returns the folder dir ("" for the top) opened as a file,
+// kept with lastRoot. f.mu is held.
+func (f *folderFS) folderFile(dir string) (*os.File, error) {
+	if f.lastFile != nil && f.lastDir == dir {
+		return f.lastFile, nil
+	}
+	name := strings.TrimSuffix(dir, "/")
+	if name == "" {
+		name = "."
+	}
+	d, err := f.top.Open(name)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if f.lastDir != dir {
+		f.closeLast()
+		if dir != "" {
+			r, err := f.top.OpenRoot(name)
+			if err != nil {
+				d.Close()
+				return nil, unwrapPath(err)
+			}
+			f.lastRoot = r
+		}
+		f.lastDir = dir
+	}
+	f.lastFile = d
+	return d, nil
+}
+
 func (f *folderFS) closeLast() {
 	if f.lastRoot != nil {
 		f.lastRoot.Close()
 		f.lastRoot = nil
 	}
+	if f.lastFile != nil {
+		f.lastFile.Close()
+		f.lastFile = nil
+	}
+	f.lastDir = ""
 }
 
 func (f *folderFS) close() {
