@@ -20,7 +20,9 @@ import (
 type View struct {
 	Tenant string
 	Snap   *readmodel.Snapshot
-	Index  *search.Index
+	// index is built on first use: okf get and okf manifest never search,
+	// and building it is most of what opening a view costs them.
+	index func() *search.Index
 	// Commit is the store commit the snapshot compiles; 0 for a folder and
 	// for a tenant with no commits.
 	Commit int64
@@ -36,7 +38,8 @@ type View struct {
 func NewView(tenant string, snap *readmodel.Snapshot) *View { return newView(tenant, snap, 0, nil) }
 
 func newView(tenant string, snap *readmodel.Snapshot, commit int64, diags []readmodel.Diagnostic) *View {
-	v := &View{Tenant: tenant, Snap: snap, Index: search.Build(snap), Commit: commit, Diagnostics: diags}
+	v := &View{Tenant: tenant, Snap: snap, Commit: commit, Diagnostics: diags}
+	v.index = sync.OnceValue(func() *search.Index { return search.Build(snap) })
 	for i := range snap.Concepts {
 		if snap.Concepts[i].StaleAfter != "" {
 			v.staleable = append(v.staleable, i)
@@ -44,6 +47,17 @@ func newView(tenant string, snap *readmodel.Snapshot, commit int64, diags []read
 	}
 	return v
 }
+
+// servedView is a view a library serves: its index is built before the
+// first request, which would otherwise wait for it.
+func servedView(tenant string, snap *readmodel.Snapshot, commit int64, diags []readmodel.Diagnostic) *View {
+	v := newView(tenant, snap, commit, diags)
+	v.Index()
+	return v
+}
+
+// Index is the view's search index, built the first time it is asked for.
+func (v *View) Index() *search.Index { return v.index() }
 
 // ETag is the entity tag of every read of the view at now: the snapshot
 // digest, and, once concepts have gone stale, how many, because a stale
@@ -161,7 +175,7 @@ func (l *Library) Reload(docs []readmodel.Doc) readmodel.Stats {
 		}
 	}
 	ts.good = good
-	ts.view.Store(newView(l.folder, snap, 0, st.Diagnostics))
+	ts.view.Store(servedView(l.folder, snap, 0, st.Diagnostics))
 	return st
 }
 
@@ -209,7 +223,7 @@ func (l *Library) refresh(ctx context.Context, tenant string, ts *tenantState, h
 	if err != nil {
 		return nil, err
 	}
-	v := newView(tenant, snap, at, diags)
+	v := servedView(tenant, snap, at, diags)
 	ts.view.Store(v)
 	return v, nil
 }

@@ -77,7 +77,7 @@ func Search(v *View, r SearchRequest) ([]search.Hit, error) {
 	if err := checkBundle(v, r.Bundle); err != nil {
 		return nil, err
 	}
-	return v.Index.Search(r.Query, search.Options{K: r.K, Bundle: r.Bundle, NoExpand: r.NoExpand}), nil
+	return v.Index().Search(r.Query, search.Options{K: r.K, Bundle: r.Bundle, NoExpand: r.NoExpand}), nil
 }
 
 // SearchHeader heads the rows a search returns: the manifest columns and
@@ -222,7 +222,7 @@ func Context(v *View, r ContextRequest) (search.Pack, error) {
 	if err := checkBundle(v, r.Bundle); err != nil {
 		return search.Pack{}, err
 	}
-	return v.Index.Context(r.Question, search.PackOptions{Budget: r.Budget, Bundle: r.Bundle, Count: tokens.Count}), nil
+	return v.Index().Context(r.Question, search.PackOptions{Budget: r.Budget, Bundle: r.Bundle, Count: tokens.Count}), nil
 }
 
 // checkBundle refuses a bundle filter that names no bundle of the view.
@@ -280,7 +280,7 @@ type (
 
 // NewSearchAnswer is the JSON of hits read at now.
 func NewSearchAnswer(v *View, hits []search.Hit, now time.Time) SearchAnswer {
-	return SearchAnswer{Digest: v.Snap.Digest, Hits: nonNil(v.Index.Results(hits, now))}
+	return SearchAnswer{Digest: v.Snap.Digest, Hits: nonNil(v.Index().Results(hits, now))}
 }
 
 // NewGetAnswer is the JSON of a batched read.
