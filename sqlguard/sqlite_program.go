@@ -1,6 +1,7 @@
 package sqlguard
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -41,6 +42,8 @@ type sqliteSchema struct {
 
 // loadSQLiteSchema reads the tables, views and indexes of the open file c.
 func loadSQLiteSchema(c *sqlite3.Conn) (*sqliteSchema, error) {
+	r := &schemaReader{c: c, stmts: map[string]*sqlite3.Stmt{}}
+	defer r.close()
 	s := &sqliteSchema{
 		catalog: &Catalog{Tables: map[string][]string{}, Rowid: map[string]string{}},
 		trees:   map[int64]*sqliteTree{},
@@ -53,7 +56,7 @@ func loadSQLiteSchema(c *sqlite3.Conn) (*sqliteSchema, error) {
 		sql               string
 	}
 	var entries []entry
-	err := each(c, `SELECT type, name, tbl_name, rootpage, coalesce(sql, '') FROM sqlite_schema
+	err := r.each(`SELECT type, name, tbl_name, rootpage, coalesce(sql, '') FROM sqlite_schema
 		WHERE type IN ('table', 'view', 'index') ORDER BY type DESC, name`, nil, func(st *sqlite3.Stmt) {
 		entries = append(entries, entry{st.ColumnText(0), st.ColumnText(1), st.ColumnText(2), st.ColumnInt64(3), st.ColumnText(4)})
 	})
@@ -61,7 +64,7 @@ func loadSQLiteSchema(c *sqlite3.Conn) (*sqliteSchema, error) {
 		return nil, fmt.Errorf("reading the schema: %w", err)
 	}
 	withoutRowid := map[string]bool{}
-	if err := each(c, `SELECT name, wr FROM pragma_table_list WHERE schema = 'main'`, nil, func(st *sqlite3.Stmt) {
+	if err := r.each(`SELECT name, wr FROM pragma_table_list WHERE schema = 'main'`, nil, func(st *sqlite3.Stmt) {
 		withoutRowid[strings.ToLower(st.ColumnText(0))] = st.ColumnInt(1) == 1
 	}); err != nil {
 		return nil, fmt.Errorf("reading the table list: %w", err)
@@ -75,7 +78,7 @@ func loadSQLiteSchema(c *sqlite3.Conn) (*sqliteSchema, error) {
 		var types []string
 		var pks []int
 		virtual := map[int]bool{}
-		err := each(c, `SELECT name, type, pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid`, []any{e.name}, func(st *sqlite3.Stmt) {
+		err := r.each(`SELECT name, type, pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid`, []any{e.name}, func(st *sqlite3.Stmt) {
 			i := len(cols)
 			cols = append(cols, strings.ToLower(st.ColumnText(0)))
 			types = append(types, strings.ToUpper(st.ColumnText(1)))
@@ -99,7 +102,7 @@ func loadSQLiteSchema(c *sqlite3.Conn) (*sqliteSchema, error) {
 		tree := &sqliteTree{table: name}
 		switch {
 		case withoutRowid[name]:
-			if err := s.indexLayout(c, tree, pkIndexName(c, e.name)); err != nil {
+			if err := s.indexLayout(r, tree, pkIndexName(r, e.name)); err != nil {
 				return nil, err
 			}
 		default:
@@ -127,7 +130,7 @@ func loadSQLiteSchema(c *sqlite3.Conn) (*sqliteSchema, error) {
 			continue
 		}
 		tree := &sqliteTree{table: strings.ToLower(e.table)}
-		if err := s.indexLayout(c, tree, e.name); err != nil {
+		if err := s.indexLayout(r, tree, e.name); err != nil {
 			return nil, err
 		}
 		if tree.hasExpression() {
@@ -148,8 +151,8 @@ func (t *sqliteTree) hasExpression() bool {
 }
 
 // indexLayout reads the record layout of index name into t.
-func (s *sqliteSchema) indexLayout(c *sqlite3.Conn, t *sqliteTree, name string) error {
-	err := each(c, `SELECT cid, key FROM pragma_index_xinfo(?) ORDER BY seqno`, []any{name}, func(st *sqlite3.Stmt) {
+func (s *sqliteSchema) indexLayout(r *schemaReader, t *sqliteTree, name string) error {
+	err := r.each(`SELECT cid, key FROM pragma_index_xinfo(?) ORDER BY seqno`, []any{name}, func(st *sqlite3.Stmt) {
 		t.cols = append(t.cols, st.ColumnInt(0))
 		if st.ColumnInt(1) == 1 {
 			t.keys++
@@ -162,21 +165,34 @@ func (s *sqliteSchema) indexLayout(c *sqlite3.Conn, t *sqliteTree, name string) 
 }
 
 // pkIndexName names the index that holds a WITHOUT ROWID table's rows.
-func pkIndexName(c *sqlite3.Conn, table string) string {
+func pkIndexName(r *schemaReader, table string) string {
 	name := ""
-	each(c, `SELECT name FROM pragma_index_list(?) WHERE origin = 'pk'`, []any{table}, func(st *sqlite3.Stmt) {
+	r.each(`SELECT name FROM pragma_index_list(?) WHERE origin = 'pk'`, []any{table}, func(st *sqlite3.Stmt) {
 		name = st.ColumnText(0)
 	})
 	return name
 }
 
 // each runs query with args and calls row for every row.
-func each(c *sqlite3.Conn, query string, args []any, row func(*sqlite3.Stmt)) error {
-	st, _, err := c.Prepare(query)
-	if err != nil {
+// schemaReader runs the schema's queries, each prepared once: a pragma
+// per table and per index, prepared anew each time, was most of opening
+// a database.
+type schemaReader struct {
+	c     *sqlite3.Conn
+	stmts map[string]*sqlite3.Stmt
+}
+
+func (r *schemaReader) each(query string, args []any, row func(*sqlite3.Stmt)) error {
+	st := r.stmts[query]
+	if st == nil {
+		var err error
+		if st, _, err = r.c.Prepare(query); err != nil {
+			return err
+		}
+		r.stmts[query] = st
+	} else if err := errors.Join(st.Reset(), st.ClearBindings()); err != nil {
 		return err
 	}
-	defer st.Close()
 	for i, a := range args {
 		if err := st.BindText(i+1, fmt.Sprint(a)); err != nil {
 			return err
@@ -186,6 +202,12 @@ func each(c *sqlite3.Conn, query string, args []any, row func(*sqlite3.Stmt)) er
 		row(st)
 	}
 	return st.Err()
+}
+
+func (r *schemaReader) close() {
+	for _, st := range r.stmts {
+		st.Close()
+	}
 }
 
 // Opcodes that compare the leading key columns of an index with values
