@@ -106,7 +106,7 @@ func Decode(b []byte) (*Snapshot, error) {
 	s := &Snapshot{Tenant: h.Tenant, Bundles: h.Bundles, Concepts: make([]Concept, n)}
 	for i := range s.Concepts {
 		c := &s.Concepts[i]
-		if err := json.Unmarshal(r.part(), c); err != nil || r.err != nil {
+		if err := decodeConcept(r.part(), c); err != nil || r.err != nil {
 			return nil, fmt.Errorf("readmodel: snapshot concept %d: %w", i, errors.Join(r.err, err))
 		}
 		// The facts point into b, as the bodies do, rather than copy it: b
