@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -220,4 +222,32 @@ func FuzzSameTrees(f *testing.F) {
 		}
 		checkSQL(t, sql)
 	})
+}
+
+// TestGeneratedTreeIsCurrent runs the generator and compares its output
+// with the committed tree.go, so that an upgrade of pg_query_go without
+// go generate fails here rather than decode wrongly.
+func TestGeneratedTreeIsCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go run ./gen")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	out := filepath.Join(t.TempDir(), "tree.go")
+	if b, err := exec.Command(goBin, "run", "./gen", out).CombinedOutput(); err != nil {
+		t.Fatalf("go run ./gen: %v\n%s", err, b)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("tree.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatal("tree.go differs from what internal/pgast/gen writes: run go generate ./internal/pgast")
+	}
 }
