@@ -29,20 +29,14 @@ type conceptReader struct {
 
 func (r *conceptReader) concept(c *Concept) bool {
 	r.ok = true
-	r.lit(`{"id":`)
-	c.ID = r.str()
-	r.lit(`,"bundle":`)
-	c.Bundle = r.str()
-	r.lit(`,"title":`)
-	c.Title = r.str()
-	r.lit(`,"kind":`)
-	c.Kind = r.str()
-	r.lit(`,"status":`)
-	c.Status = r.str()
-	r.lit(`,"grain":`)
-	c.Grain = r.str()
-	r.lit(`,"summary":`)
-	c.Summary = r.str()
+	for _, f := range [...]struct {
+		key string
+		to  *string
+	}{{`{"id":`, &c.ID}, {`,"bundle":`, &c.Bundle}, {`,"title":`, &c.Title}, {`,"kind":`, &c.Kind},
+		{`,"status":`, &c.Status}, {`,"grain":`, &c.Grain}, {`,"summary":`, &c.Summary}} {
+		r.lit(f.key)
+		*f.to = r.str()
+	}
 	if r.maybe(`,"links":[`) {
 		for r.ok {
 			c.Links = append(c.Links, r.str())
@@ -55,15 +49,10 @@ func (r *conceptReader) concept(c *Concept) bool {
 	if r.maybe(`,"stale_after":`) {
 		c.StaleAfter = r.str()
 	}
-	r.lit(`,"row":[`)
-	c.Row[0] = r.num()
-	r.lit(",")
-	c.Row[1] = r.num()
-	r.lit(`],"body":[`)
-	c.Body[0] = r.num()
-	r.lit(",")
-	c.Body[1] = r.num()
-	r.lit("]")
+	r.lit(`,"row":`)
+	c.Row = r.pair()
+	r.lit(`,"body":`)
+	c.Body = r.pair()
 	if r.maybe(`,"sections":[`) {
 		for r.ok {
 			var s Section
@@ -99,6 +88,16 @@ func (r *conceptReader) maybe(s string) bool {
 	}
 	r.i += len(s)
 	return true
+}
+
+// pair reads [a,b].
+func (r *conceptReader) pair() [2]int {
+	r.lit("[")
+	a := r.num()
+	r.lit(",")
+	b := r.num()
+	r.lit("]")
+	return [2]int{a, b}
 }
 
 // num reads a non-negative integer as json.Marshal writes one.

@@ -37,39 +37,26 @@ type Message interface {
 
 // Parse parses sql into its statements. A syntax error is a
 // *parser.Error, with the position.
-func Parse(sql string) (*ParseResult, error) {
-	b, err := parser.ParseToProtobuf(sql)
-	if err != nil {
-		return nil, err
-	}
-	r := &ParseResult{}
-	if err := r.unmarshal(b, 0); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
+func Parse(sql string) (*ParseResult, error) { return decode[ParseResult](parser.ParseToProtobuf(sql)) }
 
 // Scan splits sql into PostgreSQL's tokens.
-func Scan(sql string) (*ScanResult, error) {
-	b, err := parser.ScanToProtobuf(sql)
-	if err != nil {
-		return nil, err
-	}
-	r := &ScanResult{}
-	if err := r.unmarshal(b, 0); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
+func Scan(sql string) (*ScanResult, error) { return decode[ScanResult](parser.ScanToProtobuf(sql)) }
 
 // Summary lists the tables, functions and statement kinds of sql;
 // truncateLimit -1 leaves the query untruncated.
 func Summary(sql string, truncateLimit int) (*SummaryResult, error) {
-	b, err := parser.SummaryToProtobuf(sql, truncateLimit)
+	return decode[SummaryResult](parser.SummaryToProtobuf(sql, truncateLimit))
+}
+
+// decode reads what libpg_query returned into a new T.
+func decode[T any, P interface {
+	*T
+	unmarshal([]byte, int) error
+}](b []byte, err error) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &SummaryResult{}
+	r := P(new(T))
 	if err := r.unmarshal(b, 0); err != nil {
 		return nil, err
 	}
@@ -119,7 +106,7 @@ func consumeTag(b []byte) (num int, typ int, n int) {
 }
 
 func consumeFixed64(b []byte) (uint64, int) {
-	if len(b) < 8 {
+	if fixed(b, 8) < 0 {
 		return 0, -1
 	}
 	var v uint64
@@ -140,26 +127,28 @@ func consumeBytes(b []byte) ([]byte, int) {
 
 // skipValue skips the value of a field the tree does not know, or knows
 // with another wire type, as protobuf does.
-func skipValue(num, typ int, b []byte) int {
+func skipValue(typ int, b []byte) int {
 	switch typ {
 	case wireVarint:
 		_, n := consumeVarint(b)
 		return n
-	case wireFixed64:
-		if len(b) < 8 {
-			return -1
-		}
-		return 8
 	case wireBytes:
 		_, n := consumeBytes(b)
 		return n
+	case wireFixed64:
+		return fixed(b, 8)
 	case wireFixed32:
-		if len(b) < 4 {
-			return -1
-		}
-		return 4
+		return fixed(b, 4)
 	}
 	return -1 // groups (3, 4) and 6, 7 are not in the tree
+}
+
+// fixed is the length of a fixed-size value of n bytes, or -1.
+func fixed(b []byte, n int) int {
+	if len(b) < n {
+		return -1
+	}
+	return n
 }
 
 func text(b []byte) (string, error) {
@@ -178,7 +167,7 @@ func mapEntry(b []byte) (key, value string, err error) {
 		}
 		b = b[n:]
 		if typ != wireBytes || num != 1 && num != 2 {
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return "", "", errWire
 			}

@@ -4066,12 +4066,13 @@ func (x *ParseResult) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RawStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Stmts = append(x.Stmts, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -4138,12 +4139,13 @@ func (x *ScanResult) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ScanToken)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Tokens = append(x.Tokens, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -9558,7 +9560,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Alias)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_Alias{Alias: m}
@@ -9569,7 +9572,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RangeVar{RangeVar: m}
@@ -9580,7 +9584,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TableFunc)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_TableFunc{TableFunc: m}
@@ -9591,7 +9596,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(IntoClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_IntoClause{IntoClause: m}
@@ -9602,7 +9608,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Var)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_Var{Var: m}
@@ -9613,7 +9620,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Param)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_Param{Param: m}
@@ -9624,7 +9632,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Aggref)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_Aggref{Aggref: m}
@@ -9635,7 +9644,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(GroupingFunc)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_GroupingFunc{GroupingFunc: m}
@@ -9646,7 +9656,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WindowFunc)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_WindowFunc{WindowFunc: m}
@@ -9657,7 +9668,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WindowFuncRunCondition)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_WindowFuncRunCondition{WindowFuncRunCondition: m}
@@ -9668,7 +9680,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(MergeSupportFunc)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_MergeSupportFunc{MergeSupportFunc: m}
@@ -9679,7 +9692,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SubscriptingRef)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_SubscriptingRef{SubscriptingRef: m}
@@ -9690,7 +9704,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(FuncExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_FuncExpr{FuncExpr: m}
@@ -9701,7 +9716,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(NamedArgExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_NamedArgExpr{NamedArgExpr: m}
@@ -9712,7 +9728,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(OpExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_OpExpr{OpExpr: m}
@@ -9723,7 +9740,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DistinctExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DistinctExpr{DistinctExpr: m}
@@ -9734,7 +9752,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(NullIfExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_NullIfExpr{NullIfExpr: m}
@@ -9745,7 +9764,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ScalarArrayOpExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ScalarArrayOpExpr{ScalarArrayOpExpr: m}
@@ -9756,7 +9776,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(BoolExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_BoolExpr{BoolExpr: m}
@@ -9767,7 +9788,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SubLink)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_SubLink{SubLink: m}
@@ -9778,7 +9800,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SubPlan)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_SubPlan{SubPlan: m}
@@ -9789,7 +9812,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlternativeSubPlan)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlternativeSubPlan{AlternativeSubPlan: m}
@@ -9800,7 +9824,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(FieldSelect)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_FieldSelect{FieldSelect: m}
@@ -9811,7 +9836,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(FieldStore)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_FieldStore{FieldStore: m}
@@ -9822,7 +9848,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RelabelType)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RelabelType{RelabelType: m}
@@ -9833,7 +9860,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CoerceViaIO)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CoerceViaIo{CoerceViaIo: m}
@@ -9844,7 +9872,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ArrayCoerceExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ArrayCoerceExpr{ArrayCoerceExpr: m}
@@ -9855,7 +9884,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ConvertRowtypeExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ConvertRowtypeExpr{ConvertRowtypeExpr: m}
@@ -9866,7 +9896,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CollateExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CollateExpr{CollateExpr: m}
@@ -9877,7 +9908,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CaseExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CaseExpr{CaseExpr: m}
@@ -9888,7 +9920,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CaseWhen)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CaseWhen{CaseWhen: m}
@@ -9899,7 +9932,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CaseTestExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CaseTestExpr{CaseTestExpr: m}
@@ -9910,7 +9944,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ArrayExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ArrayExpr{ArrayExpr: m}
@@ -9921,7 +9956,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RowExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RowExpr{RowExpr: m}
@@ -9932,7 +9968,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RowCompareExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RowCompareExpr{RowCompareExpr: m}
@@ -9943,7 +9980,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CoalesceExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CoalesceExpr{CoalesceExpr: m}
@@ -9954,7 +9992,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(MinMaxExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_MinMaxExpr{MinMaxExpr: m}
@@ -9965,7 +10004,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SQLValueFunction)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_SqlvalueFunction{SqlvalueFunction: m}
@@ -9976,7 +10016,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(XmlExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_XmlExpr{XmlExpr: m}
@@ -9987,7 +10028,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonFormat)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonFormat{JsonFormat: m}
@@ -9998,7 +10040,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonReturning)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonReturning{JsonReturning: m}
@@ -10009,7 +10052,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonValueExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonValueExpr{JsonValueExpr: m}
@@ -10020,7 +10064,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonConstructorExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonConstructorExpr{JsonConstructorExpr: m}
@@ -10031,7 +10076,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonIsPredicate)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonIsPredicate{JsonIsPredicate: m}
@@ -10042,7 +10088,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonBehavior)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonBehavior{JsonBehavior: m}
@@ -10053,7 +10100,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonExpr{JsonExpr: m}
@@ -10064,7 +10112,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonTablePath)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonTablePath{JsonTablePath: m}
@@ -10075,7 +10124,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonTablePathScan)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonTablePathScan{JsonTablePathScan: m}
@@ -10086,7 +10136,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonTableSiblingJoin)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonTableSiblingJoin{JsonTableSiblingJoin: m}
@@ -10097,7 +10148,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(NullTest)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_NullTest{NullTest: m}
@@ -10108,7 +10160,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(BooleanTest)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_BooleanTest{BooleanTest: m}
@@ -10119,7 +10172,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(MergeAction)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_MergeAction{MergeAction: m}
@@ -10130,7 +10184,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CoerceToDomain)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CoerceToDomain{CoerceToDomain: m}
@@ -10141,7 +10196,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CoerceToDomainValue)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CoerceToDomainValue{CoerceToDomainValue: m}
@@ -10152,7 +10208,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SetToDefault)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_SetToDefault{SetToDefault: m}
@@ -10163,7 +10220,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CurrentOfExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CurrentOfExpr{CurrentOfExpr: m}
@@ -10174,7 +10232,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(NextValueExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_NextValueExpr{NextValueExpr: m}
@@ -10185,7 +10244,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(InferenceElem)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_InferenceElem{InferenceElem: m}
@@ -10196,7 +10256,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TargetEntry)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_TargetEntry{TargetEntry: m}
@@ -10207,7 +10268,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeTblRef)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RangeTblRef{RangeTblRef: m}
@@ -10218,7 +10280,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JoinExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JoinExpr{JoinExpr: m}
@@ -10229,7 +10292,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(FromExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_FromExpr{FromExpr: m}
@@ -10240,7 +10304,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(OnConflictExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_OnConflictExpr{OnConflictExpr: m}
@@ -10251,7 +10316,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Query)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_Query{Query: m}
@@ -10262,7 +10328,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_TypeName{TypeName: m}
@@ -10273,7 +10340,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ColumnRef)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ColumnRef{ColumnRef: m}
@@ -10284,7 +10352,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ParamRef)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ParamRef{ParamRef: m}
@@ -10295,7 +10364,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(A_Expr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AExpr{AExpr: m}
@@ -10306,7 +10376,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeCast)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_TypeCast{TypeCast: m}
@@ -10317,7 +10388,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CollateClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CollateClause{CollateClause: m}
@@ -10328,7 +10400,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RoleSpec{RoleSpec: m}
@@ -10339,7 +10412,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(FuncCall)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_FuncCall{FuncCall: m}
@@ -10350,7 +10424,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(A_Star)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AStar{AStar: m}
@@ -10361,7 +10436,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(A_Indices)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AIndices{AIndices: m}
@@ -10372,7 +10448,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(A_Indirection)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AIndirection{AIndirection: m}
@@ -10383,7 +10460,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(A_ArrayExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AArrayExpr{AArrayExpr: m}
@@ -10394,7 +10472,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ResTarget)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ResTarget{ResTarget: m}
@@ -10405,7 +10484,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(MultiAssignRef)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_MultiAssignRef{MultiAssignRef: m}
@@ -10416,7 +10496,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SortBy)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_SortBy{SortBy: m}
@@ -10427,7 +10508,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WindowDef)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_WindowDef{WindowDef: m}
@@ -10438,7 +10520,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeSubselect)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RangeSubselect{RangeSubselect: m}
@@ -10449,7 +10532,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeFunction)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RangeFunction{RangeFunction: m}
@@ -10460,7 +10544,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeTableFunc)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RangeTableFunc{RangeTableFunc: m}
@@ -10471,7 +10556,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeTableFuncCol)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RangeTableFuncCol{RangeTableFuncCol: m}
@@ -10482,7 +10568,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeTableSample)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RangeTableSample{RangeTableSample: m}
@@ -10493,7 +10580,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ColumnDef)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ColumnDef{ColumnDef: m}
@@ -10504,7 +10592,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TableLikeClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_TableLikeClause{TableLikeClause: m}
@@ -10515,7 +10604,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(IndexElem)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_IndexElem{IndexElem: m}
@@ -10526,7 +10616,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DefElem)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DefElem{DefElem: m}
@@ -10537,7 +10628,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(LockingClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_LockingClause{LockingClause: m}
@@ -10548,7 +10640,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(XmlSerialize)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_XmlSerialize{XmlSerialize: m}
@@ -10559,7 +10652,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PartitionElem)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_PartitionElem{PartitionElem: m}
@@ -10570,7 +10664,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PartitionSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_PartitionSpec{PartitionSpec: m}
@@ -10581,7 +10676,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PartitionBoundSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_PartitionBoundSpec{PartitionBoundSpec: m}
@@ -10592,7 +10688,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PartitionRangeDatum)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_PartitionRangeDatum{PartitionRangeDatum: m}
@@ -10603,7 +10700,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SinglePartitionSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_SinglePartitionSpec{SinglePartitionSpec: m}
@@ -10614,7 +10712,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PartitionCmd)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_PartitionCmd{PartitionCmd: m}
@@ -10625,7 +10724,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeTblEntry)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RangeTblEntry{RangeTblEntry: m}
@@ -10636,7 +10736,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RTEPermissionInfo)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RtepermissionInfo{RtepermissionInfo: m}
@@ -10647,7 +10748,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeTblFunction)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RangeTblFunction{RangeTblFunction: m}
@@ -10658,7 +10760,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TableSampleClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_TableSampleClause{TableSampleClause: m}
@@ -10669,7 +10772,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WithCheckOption)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_WithCheckOption{WithCheckOption: m}
@@ -10680,7 +10784,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SortGroupClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_SortGroupClause{SortGroupClause: m}
@@ -10691,7 +10796,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(GroupingSet)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_GroupingSet{GroupingSet: m}
@@ -10702,7 +10808,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WindowClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_WindowClause{WindowClause: m}
@@ -10713,7 +10820,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RowMarkClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RowMarkClause{RowMarkClause: m}
@@ -10724,7 +10832,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WithClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_WithClause{WithClause: m}
@@ -10735,7 +10844,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(InferClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_InferClause{InferClause: m}
@@ -10746,7 +10856,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(OnConflictClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_OnConflictClause{OnConflictClause: m}
@@ -10757,7 +10868,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CTESearchClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CtesearchClause{CtesearchClause: m}
@@ -10768,7 +10880,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CTECycleClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CtecycleClause{CtecycleClause: m}
@@ -10779,7 +10892,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CommonTableExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CommonTableExpr{CommonTableExpr: m}
@@ -10790,7 +10904,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(MergeWhenClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_MergeWhenClause{MergeWhenClause: m}
@@ -10801,7 +10916,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TriggerTransition)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_TriggerTransition{TriggerTransition: m}
@@ -10812,7 +10928,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonOutput)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonOutput{JsonOutput: m}
@@ -10823,7 +10940,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonArgument)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonArgument{JsonArgument: m}
@@ -10834,7 +10952,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonFuncExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonFuncExpr{JsonFuncExpr: m}
@@ -10845,7 +10964,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonTablePathSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonTablePathSpec{JsonTablePathSpec: m}
@@ -10856,7 +10976,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonTable)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonTable{JsonTable: m}
@@ -10867,7 +10988,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonTableColumn)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonTableColumn{JsonTableColumn: m}
@@ -10878,7 +11000,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonKeyValue)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonKeyValue{JsonKeyValue: m}
@@ -10889,7 +11012,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonParseExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonParseExpr{JsonParseExpr: m}
@@ -10900,7 +11024,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonScalarExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonScalarExpr{JsonScalarExpr: m}
@@ -10911,7 +11036,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonSerializeExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonSerializeExpr{JsonSerializeExpr: m}
@@ -10922,7 +11048,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonObjectConstructor)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonObjectConstructor{JsonObjectConstructor: m}
@@ -10933,7 +11060,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonArrayConstructor)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonArrayConstructor{JsonArrayConstructor: m}
@@ -10944,7 +11072,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonArrayQueryConstructor)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonArrayQueryConstructor{JsonArrayQueryConstructor: m}
@@ -10955,7 +11084,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonAggConstructor)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonAggConstructor{JsonAggConstructor: m}
@@ -10966,7 +11096,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonObjectAgg)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonObjectAgg{JsonObjectAgg: m}
@@ -10977,7 +11108,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonArrayAgg)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_JsonArrayAgg{JsonArrayAgg: m}
@@ -10988,7 +11120,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RawStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RawStmt{RawStmt: m}
@@ -10999,7 +11132,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(InsertStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_InsertStmt{InsertStmt: m}
@@ -11010,7 +11144,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DeleteStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DeleteStmt{DeleteStmt: m}
@@ -11021,7 +11156,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(UpdateStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_UpdateStmt{UpdateStmt: m}
@@ -11032,7 +11168,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(MergeStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_MergeStmt{MergeStmt: m}
@@ -11043,7 +11180,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SelectStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_SelectStmt{SelectStmt: m}
@@ -11054,7 +11192,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SetOperationStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_SetOperationStmt{SetOperationStmt: m}
@@ -11065,7 +11204,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ReturnStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ReturnStmt{ReturnStmt: m}
@@ -11076,7 +11216,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PLAssignStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_PlassignStmt{PlassignStmt: m}
@@ -11087,7 +11228,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateSchemaStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateSchemaStmt{CreateSchemaStmt: m}
@@ -11098,7 +11240,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterTableStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterTableStmt{AlterTableStmt: m}
@@ -11109,7 +11252,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ReplicaIdentityStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ReplicaIdentityStmt{ReplicaIdentityStmt: m}
@@ -11120,7 +11264,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterTableCmd)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterTableCmd{AlterTableCmd: m}
@@ -11131,7 +11276,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterCollationStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterCollationStmt{AlterCollationStmt: m}
@@ -11142,7 +11288,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterDomainStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterDomainStmt{AlterDomainStmt: m}
@@ -11153,7 +11300,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(GrantStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_GrantStmt{GrantStmt: m}
@@ -11164,7 +11312,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ObjectWithArgs)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ObjectWithArgs{ObjectWithArgs: m}
@@ -11175,7 +11324,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AccessPriv)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AccessPriv{AccessPriv: m}
@@ -11186,7 +11336,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(GrantRoleStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_GrantRoleStmt{GrantRoleStmt: m}
@@ -11197,7 +11348,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterDefaultPrivilegesStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterDefaultPrivilegesStmt{AlterDefaultPrivilegesStmt: m}
@@ -11208,7 +11360,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CopyStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CopyStmt{CopyStmt: m}
@@ -11219,7 +11372,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(VariableSetStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_VariableSetStmt{VariableSetStmt: m}
@@ -11230,7 +11384,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(VariableShowStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_VariableShowStmt{VariableShowStmt: m}
@@ -11241,7 +11396,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateStmt{CreateStmt: m}
@@ -11252,7 +11408,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Constraint)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_Constraint{Constraint: m}
@@ -11263,7 +11420,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateTableSpaceStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateTableSpaceStmt{CreateTableSpaceStmt: m}
@@ -11274,7 +11432,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DropTableSpaceStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DropTableSpaceStmt{DropTableSpaceStmt: m}
@@ -11285,7 +11444,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterTableSpaceOptionsStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterTableSpaceOptionsStmt{AlterTableSpaceOptionsStmt: m}
@@ -11296,7 +11456,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterTableMoveAllStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterTableMoveAllStmt{AlterTableMoveAllStmt: m}
@@ -11307,7 +11468,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateExtensionStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateExtensionStmt{CreateExtensionStmt: m}
@@ -11318,7 +11480,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterExtensionStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterExtensionStmt{AlterExtensionStmt: m}
@@ -11329,7 +11492,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterExtensionContentsStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterExtensionContentsStmt{AlterExtensionContentsStmt: m}
@@ -11340,7 +11504,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateFdwStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateFdwStmt{CreateFdwStmt: m}
@@ -11351,7 +11516,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterFdwStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterFdwStmt{AlterFdwStmt: m}
@@ -11362,7 +11528,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateForeignServerStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateForeignServerStmt{CreateForeignServerStmt: m}
@@ -11373,7 +11540,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterForeignServerStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterForeignServerStmt{AlterForeignServerStmt: m}
@@ -11384,7 +11552,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateForeignTableStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateForeignTableStmt{CreateForeignTableStmt: m}
@@ -11395,7 +11564,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateUserMappingStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateUserMappingStmt{CreateUserMappingStmt: m}
@@ -11406,7 +11576,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterUserMappingStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterUserMappingStmt{AlterUserMappingStmt: m}
@@ -11417,7 +11588,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DropUserMappingStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DropUserMappingStmt{DropUserMappingStmt: m}
@@ -11428,7 +11600,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ImportForeignSchemaStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ImportForeignSchemaStmt{ImportForeignSchemaStmt: m}
@@ -11439,7 +11612,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreatePolicyStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreatePolicyStmt{CreatePolicyStmt: m}
@@ -11450,7 +11624,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterPolicyStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterPolicyStmt{AlterPolicyStmt: m}
@@ -11461,7 +11636,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateAmStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateAmStmt{CreateAmStmt: m}
@@ -11472,7 +11648,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateTrigStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateTrigStmt{CreateTrigStmt: m}
@@ -11483,7 +11660,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateEventTrigStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateEventTrigStmt{CreateEventTrigStmt: m}
@@ -11494,7 +11672,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterEventTrigStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterEventTrigStmt{AlterEventTrigStmt: m}
@@ -11505,7 +11684,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreatePLangStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreatePlangStmt{CreatePlangStmt: m}
@@ -11516,7 +11696,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateRoleStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateRoleStmt{CreateRoleStmt: m}
@@ -11527,7 +11708,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterRoleStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterRoleStmt{AlterRoleStmt: m}
@@ -11538,7 +11720,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterRoleSetStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterRoleSetStmt{AlterRoleSetStmt: m}
@@ -11549,7 +11732,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DropRoleStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DropRoleStmt{DropRoleStmt: m}
@@ -11560,7 +11744,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateSeqStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateSeqStmt{CreateSeqStmt: m}
@@ -11571,7 +11756,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterSeqStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterSeqStmt{AlterSeqStmt: m}
@@ -11582,7 +11768,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DefineStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DefineStmt{DefineStmt: m}
@@ -11593,7 +11780,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateDomainStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateDomainStmt{CreateDomainStmt: m}
@@ -11604,7 +11792,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateOpClassStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateOpClassStmt{CreateOpClassStmt: m}
@@ -11615,7 +11804,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateOpClassItem)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateOpClassItem{CreateOpClassItem: m}
@@ -11626,7 +11816,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateOpFamilyStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateOpFamilyStmt{CreateOpFamilyStmt: m}
@@ -11637,7 +11828,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterOpFamilyStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterOpFamilyStmt{AlterOpFamilyStmt: m}
@@ -11648,7 +11840,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DropStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DropStmt{DropStmt: m}
@@ -11659,7 +11852,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TruncateStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_TruncateStmt{TruncateStmt: m}
@@ -11670,7 +11864,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CommentStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CommentStmt{CommentStmt: m}
@@ -11681,7 +11876,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SecLabelStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_SecLabelStmt{SecLabelStmt: m}
@@ -11692,7 +11888,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DeclareCursorStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DeclareCursorStmt{DeclareCursorStmt: m}
@@ -11703,7 +11900,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ClosePortalStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ClosePortalStmt{ClosePortalStmt: m}
@@ -11714,7 +11912,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(FetchStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_FetchStmt{FetchStmt: m}
@@ -11725,7 +11924,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(IndexStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_IndexStmt{IndexStmt: m}
@@ -11736,7 +11936,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateStatsStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateStatsStmt{CreateStatsStmt: m}
@@ -11747,7 +11948,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(StatsElem)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_StatsElem{StatsElem: m}
@@ -11758,7 +11960,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterStatsStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterStatsStmt{AlterStatsStmt: m}
@@ -11769,7 +11972,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateFunctionStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateFunctionStmt{CreateFunctionStmt: m}
@@ -11780,7 +11984,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(FunctionParameter)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_FunctionParameter{FunctionParameter: m}
@@ -11791,7 +11996,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterFunctionStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterFunctionStmt{AlterFunctionStmt: m}
@@ -11802,7 +12008,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DoStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DoStmt{DoStmt: m}
@@ -11813,7 +12020,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(InlineCodeBlock)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_InlineCodeBlock{InlineCodeBlock: m}
@@ -11824,7 +12032,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CallStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CallStmt{CallStmt: m}
@@ -11835,7 +12044,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CallContext)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CallContext{CallContext: m}
@@ -11846,7 +12056,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RenameStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RenameStmt{RenameStmt: m}
@@ -11857,7 +12068,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterObjectDependsStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterObjectDependsStmt{AlterObjectDependsStmt: m}
@@ -11868,7 +12080,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterObjectSchemaStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterObjectSchemaStmt{AlterObjectSchemaStmt: m}
@@ -11879,7 +12092,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterOwnerStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterOwnerStmt{AlterOwnerStmt: m}
@@ -11890,7 +12104,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterOperatorStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterOperatorStmt{AlterOperatorStmt: m}
@@ -11901,7 +12116,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterTypeStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterTypeStmt{AlterTypeStmt: m}
@@ -11912,7 +12128,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RuleStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RuleStmt{RuleStmt: m}
@@ -11923,7 +12140,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(NotifyStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_NotifyStmt{NotifyStmt: m}
@@ -11934,7 +12152,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ListenStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ListenStmt{ListenStmt: m}
@@ -11945,7 +12164,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(UnlistenStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_UnlistenStmt{UnlistenStmt: m}
@@ -11956,7 +12176,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TransactionStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_TransactionStmt{TransactionStmt: m}
@@ -11967,7 +12188,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CompositeTypeStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CompositeTypeStmt{CompositeTypeStmt: m}
@@ -11978,7 +12200,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateEnumStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateEnumStmt{CreateEnumStmt: m}
@@ -11989,7 +12212,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateRangeStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateRangeStmt{CreateRangeStmt: m}
@@ -12000,7 +12224,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterEnumStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterEnumStmt{AlterEnumStmt: m}
@@ -12011,7 +12236,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ViewStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ViewStmt{ViewStmt: m}
@@ -12022,7 +12248,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(LoadStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_LoadStmt{LoadStmt: m}
@@ -12033,7 +12260,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreatedbStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreatedbStmt{CreatedbStmt: m}
@@ -12044,7 +12272,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterDatabaseStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterDatabaseStmt{AlterDatabaseStmt: m}
@@ -12055,7 +12284,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterDatabaseRefreshCollStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterDatabaseRefreshCollStmt{AlterDatabaseRefreshCollStmt: m}
@@ -12066,7 +12296,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterDatabaseSetStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterDatabaseSetStmt{AlterDatabaseSetStmt: m}
@@ -12077,7 +12308,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DropdbStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DropdbStmt{DropdbStmt: m}
@@ -12088,7 +12320,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterSystemStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterSystemStmt{AlterSystemStmt: m}
@@ -12099,7 +12332,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ClusterStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ClusterStmt{ClusterStmt: m}
@@ -12110,7 +12344,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(VacuumStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_VacuumStmt{VacuumStmt: m}
@@ -12121,7 +12356,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(VacuumRelation)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_VacuumRelation{VacuumRelation: m}
@@ -12132,7 +12368,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ExplainStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ExplainStmt{ExplainStmt: m}
@@ -12143,7 +12380,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateTableAsStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateTableAsStmt{CreateTableAsStmt: m}
@@ -12154,7 +12392,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RefreshMatViewStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_RefreshMatViewStmt{RefreshMatViewStmt: m}
@@ -12165,7 +12404,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CheckPointStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CheckPointStmt{CheckPointStmt: m}
@@ -12176,7 +12416,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DiscardStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DiscardStmt{DiscardStmt: m}
@@ -12187,7 +12428,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(LockStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_LockStmt{LockStmt: m}
@@ -12198,7 +12440,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ConstraintsSetStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ConstraintsSetStmt{ConstraintsSetStmt: m}
@@ -12209,7 +12452,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ReindexStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ReindexStmt{ReindexStmt: m}
@@ -12220,7 +12464,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateConversionStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateConversionStmt{CreateConversionStmt: m}
@@ -12231,7 +12476,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateCastStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateCastStmt{CreateCastStmt: m}
@@ -12242,7 +12488,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateTransformStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateTransformStmt{CreateTransformStmt: m}
@@ -12253,7 +12500,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PrepareStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_PrepareStmt{PrepareStmt: m}
@@ -12264,7 +12512,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ExecuteStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ExecuteStmt{ExecuteStmt: m}
@@ -12275,7 +12524,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DeallocateStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DeallocateStmt{DeallocateStmt: m}
@@ -12286,7 +12536,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DropOwnedStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DropOwnedStmt{DropOwnedStmt: m}
@@ -12297,7 +12548,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ReassignOwnedStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_ReassignOwnedStmt{ReassignOwnedStmt: m}
@@ -12308,7 +12560,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterTSDictionaryStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterTsdictionaryStmt{AlterTsdictionaryStmt: m}
@@ -12319,7 +12572,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterTSConfigurationStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterTsconfigurationStmt{AlterTsconfigurationStmt: m}
@@ -12330,7 +12584,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PublicationTable)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_PublicationTable{PublicationTable: m}
@@ -12341,7 +12596,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PublicationObjSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_PublicationObjSpec{PublicationObjSpec: m}
@@ -12352,7 +12608,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreatePublicationStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreatePublicationStmt{CreatePublicationStmt: m}
@@ -12363,7 +12620,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterPublicationStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterPublicationStmt{AlterPublicationStmt: m}
@@ -12374,7 +12632,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateSubscriptionStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_CreateSubscriptionStmt{CreateSubscriptionStmt: m}
@@ -12385,7 +12644,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(AlterSubscriptionStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AlterSubscriptionStmt{AlterSubscriptionStmt: m}
@@ -12396,7 +12656,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(DropSubscriptionStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_DropSubscriptionStmt{DropSubscriptionStmt: m}
@@ -12407,7 +12668,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Integer)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_Integer{Integer: m}
@@ -12418,7 +12680,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Float)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_Float{Float: m}
@@ -12429,7 +12692,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Boolean)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_Boolean{Boolean: m}
@@ -12440,7 +12704,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(String)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_String_{String_: m}
@@ -12451,7 +12716,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(BitString)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_BitString{BitString: m}
@@ -12462,7 +12728,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(List)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_List{List: m}
@@ -12473,7 +12740,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(IntList)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_IntList{IntList: m}
@@ -12484,7 +12752,8 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(OidList)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_OidList{OidList: m}
@@ -12495,12 +12764,13 @@ func (x *Node) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(A_Const)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = &Node_AConst{AConst: m}
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -12548,7 +12818,7 @@ func (x *Integer) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Ival = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -12600,7 +12870,7 @@ func (x *Float) unmarshal(b []byte, depth int) error {
 			}
 			x.Fval = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -12648,7 +12918,7 @@ func (x *Boolean) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Boolval = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -12700,7 +12970,7 @@ func (x *String) unmarshal(b []byte, depth int) error {
 			}
 			x.Sval = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -12752,7 +13022,7 @@ func (x *BitString) unmarshal(b []byte, depth int) error {
 			}
 			x.Bsval = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -12804,12 +13074,13 @@ func (x *List) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Items = append(x.Items, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -12861,12 +13132,13 @@ func (x *OidList) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Items = append(x.Items, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -12918,12 +13190,13 @@ func (x *IntList) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Items = append(x.Items, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -13094,7 +13367,8 @@ func (x *A_Const) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Integer)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Val = &A_Const_Ival{Ival: m}
@@ -13105,7 +13379,8 @@ func (x *A_Const) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Float)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Val = &A_Const_Fval{Fval: m}
@@ -13116,7 +13391,8 @@ func (x *A_Const) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Boolean)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Val = &A_Const_Boolval{Boolval: m}
@@ -13127,7 +13403,8 @@ func (x *A_Const) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(String)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Val = &A_Const_Sval{Sval: m}
@@ -13138,7 +13415,8 @@ func (x *A_Const) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(BitString)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Val = &A_Const_Bsval{Bsval: m}
@@ -13157,7 +13435,7 @@ func (x *A_Const) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -13228,12 +13506,13 @@ func (x *Alias) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Colnames = append(x.Colnames, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -13382,7 +13661,8 @@ func (x *RangeVar) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Alias)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Alias = m
@@ -13394,7 +13674,7 @@ func (x *RangeVar) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -13635,7 +13915,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.NsUris = append(x.NsUris, m)
@@ -13646,7 +13927,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.NsNames = append(x.NsNames, m)
@@ -13657,7 +13939,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Docexpr = m
@@ -13668,7 +13951,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rowexpr = m
@@ -13679,7 +13963,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Colnames = append(x.Colnames, m)
@@ -13690,7 +13975,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Coltypes = append(x.Coltypes, m)
@@ -13701,7 +13987,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Coltypmods = append(x.Coltypmods, m)
@@ -13712,7 +13999,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Colcollations = append(x.Colcollations, m)
@@ -13723,7 +14011,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Colexprs = append(x.Colexprs, m)
@@ -13734,7 +14023,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Coldefexprs = append(x.Coldefexprs, m)
@@ -13745,7 +14035,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Colvalexprs = append(x.Colvalexprs, m)
@@ -13756,7 +14047,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Passingvalexprs = append(x.Passingvalexprs, m)
@@ -13766,18 +14058,13 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 				return errWire
 			}
 			b = b[n:]
-			for len(v) > 0 {
-				p := v
-				var n int
-				{
-					v, m := consumeVarint(p)
-					if m < 0 {
-						return errWire
-					}
-					x.Notnulls = append(x.Notnulls, v)
-					n = m
+			for run := v; len(run) > 0; {
+				v, m := consumeVarint(run)
+				if m < 0 {
+					return errWire
 				}
-				v = p[n:]
+				x.Notnulls = append(x.Notnulls, v)
+				run = run[m:]
 			}
 		case num == 14 && typ == wireVarint:
 			v, n := consumeVarint(b)
@@ -13793,7 +14080,8 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Plan = m
@@ -13812,7 +14100,7 @@ func (x *TableFunc) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -13931,7 +14219,8 @@ func (x *IntoClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rel = m
@@ -13942,7 +14231,8 @@ func (x *IntoClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ColNames = append(x.ColNames, m)
@@ -13964,7 +14254,8 @@ func (x *IntoClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -13993,7 +14284,8 @@ func (x *IntoClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ViewQuery = m
@@ -14005,7 +14297,7 @@ func (x *IntoClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.SkipData = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -14119,7 +14411,8 @@ func (x *Var) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -14164,18 +14457,13 @@ func (x *Var) unmarshal(b []byte, depth int) error {
 				return errWire
 			}
 			b = b[n:]
-			for len(v) > 0 {
-				p := v
-				var n int
-				{
-					v, m := consumeVarint(p)
-					if m < 0 {
-						return errWire
-					}
-					x.Varnullingrels = append(x.Varnullingrels, v)
-					n = m
+			for run := v; len(run) > 0; {
+				v, m := consumeVarint(run)
+				if m < 0 {
+					return errWire
 				}
-				v = p[n:]
+				x.Varnullingrels = append(x.Varnullingrels, v)
+				run = run[m:]
 			}
 		case num == 7 && typ == wireVarint:
 			v, n := consumeVarint(b)
@@ -14199,7 +14487,7 @@ func (x *Var) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -14297,7 +14585,8 @@ func (x *Param) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -14344,7 +14633,7 @@ func (x *Param) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -14566,7 +14855,8 @@ func (x *Aggref) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -14605,7 +14895,8 @@ func (x *Aggref) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Aggargtypes = append(x.Aggargtypes, m)
@@ -14616,7 +14907,8 @@ func (x *Aggref) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Aggdirectargs = append(x.Aggdirectargs, m)
@@ -14627,7 +14919,8 @@ func (x *Aggref) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -14638,7 +14931,8 @@ func (x *Aggref) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Aggorder = append(x.Aggorder, m)
@@ -14649,7 +14943,8 @@ func (x *Aggref) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Aggdistinct = append(x.Aggdistinct, m)
@@ -14660,7 +14955,8 @@ func (x *Aggref) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Aggfilter = m
@@ -14725,7 +15021,7 @@ func (x *Aggref) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -14817,7 +15113,8 @@ func (x *GroupingFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -14828,7 +15125,8 @@ func (x *GroupingFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -14839,7 +15137,8 @@ func (x *GroupingFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Refs = append(x.Refs, m)
@@ -14858,7 +15157,7 @@ func (x *GroupingFunc) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -15009,7 +15308,8 @@ func (x *WindowFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -15048,7 +15348,8 @@ func (x *WindowFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -15059,7 +15360,8 @@ func (x *WindowFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Aggfilter = m
@@ -15070,7 +15372,8 @@ func (x *WindowFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.RunCondition = append(x.RunCondition, m)
@@ -15103,7 +15406,7 @@ func (x *WindowFunc) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -15188,7 +15491,8 @@ func (x *WindowFuncRunCondition) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -15220,12 +15524,13 @@ func (x *WindowFuncRunCondition) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -15299,7 +15604,8 @@ func (x *MergeSupportFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -15325,7 +15631,7 @@ func (x *MergeSupportFunc) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -15463,7 +15769,8 @@ func (x *SubscriptingRef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -15509,7 +15816,8 @@ func (x *SubscriptingRef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Refupperindexpr = append(x.Refupperindexpr, m)
@@ -15520,7 +15828,8 @@ func (x *SubscriptingRef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Reflowerindexpr = append(x.Reflowerindexpr, m)
@@ -15531,7 +15840,8 @@ func (x *SubscriptingRef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Refexpr = m
@@ -15542,12 +15852,13 @@ func (x *SubscriptingRef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Refassgnexpr = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -15674,7 +15985,8 @@ func (x *FuncExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -15734,7 +16046,8 @@ func (x *FuncExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -15746,7 +16059,7 @@ func (x *FuncExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -15831,7 +16144,8 @@ func (x *NamedArgExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -15842,7 +16156,8 @@ func (x *NamedArgExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -15872,7 +16187,7 @@ func (x *NamedArgExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -15983,7 +16298,8 @@ func (x *OpExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -16029,7 +16345,8 @@ func (x *OpExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -16041,7 +16358,7 @@ func (x *OpExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -16152,7 +16469,8 @@ func (x *DistinctExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -16198,7 +16516,8 @@ func (x *DistinctExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -16210,7 +16529,7 @@ func (x *DistinctExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -16321,7 +16640,8 @@ func (x *NullIfExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -16367,7 +16687,8 @@ func (x *NullIfExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -16379,7 +16700,7 @@ func (x *NullIfExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -16474,7 +16795,8 @@ func (x *ScalarArrayOpExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -16506,7 +16828,8 @@ func (x *ScalarArrayOpExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -16518,7 +16841,7 @@ func (x *ScalarArrayOpExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -16597,7 +16920,8 @@ func (x *BoolExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -16615,7 +16939,8 @@ func (x *BoolExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -16627,7 +16952,7 @@ func (x *BoolExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -16736,7 +17061,8 @@ func (x *SubLink) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -16761,7 +17087,8 @@ func (x *SubLink) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Testexpr = m
@@ -16772,7 +17099,8 @@ func (x *SubLink) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OperName = append(x.OperName, m)
@@ -16783,7 +17111,8 @@ func (x *SubLink) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Subselect = m
@@ -16795,7 +17124,7 @@ func (x *SubLink) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -16996,7 +17325,8 @@ func (x *SubPlan) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -17014,7 +17344,8 @@ func (x *SubPlan) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Testexpr = m
@@ -17025,7 +17356,8 @@ func (x *SubPlan) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ParamIds = append(x.ParamIds, m)
@@ -17096,7 +17428,8 @@ func (x *SubPlan) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.SetParam = append(x.SetParam, m)
@@ -17107,7 +17440,8 @@ func (x *SubPlan) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ParParam = append(x.ParParam, m)
@@ -17118,7 +17452,8 @@ func (x *SubPlan) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -17137,7 +17472,7 @@ func (x *SubPlan) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.PerCallCost = math.Float64frombits(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -17200,7 +17535,8 @@ func (x *AlternativeSubPlan) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -17211,12 +17547,13 @@ func (x *AlternativeSubPlan) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Subplans = append(x.Subplans, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -17309,7 +17646,8 @@ func (x *FieldSelect) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -17320,7 +17658,8 @@ func (x *FieldSelect) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -17353,7 +17692,7 @@ func (x *FieldSelect) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Resultcollid = uint32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -17448,7 +17787,8 @@ func (x *FieldStore) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -17459,7 +17799,8 @@ func (x *FieldStore) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -17470,7 +17811,8 @@ func (x *FieldStore) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Newvals = append(x.Newvals, m)
@@ -17481,7 +17823,8 @@ func (x *FieldStore) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Fieldnums = append(x.Fieldnums, m)
@@ -17493,7 +17836,7 @@ func (x *FieldStore) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Resulttype = uint32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -17594,7 +17937,8 @@ func (x *RelabelType) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -17605,7 +17949,8 @@ func (x *RelabelType) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -17645,7 +17990,7 @@ func (x *RelabelType) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -17738,7 +18083,8 @@ func (x *CoerceViaIO) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -17749,7 +18095,8 @@ func (x *CoerceViaIO) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -17782,7 +18129,7 @@ func (x *CoerceViaIO) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -17894,7 +18241,8 @@ func (x *ArrayCoerceExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -17905,7 +18253,8 @@ func (x *ArrayCoerceExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -17916,7 +18265,8 @@ func (x *ArrayCoerceExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Elemexpr = m
@@ -17956,7 +18306,7 @@ func (x *ArrayCoerceExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -18041,7 +18391,8 @@ func (x *ConvertRowtypeExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -18052,7 +18403,8 @@ func (x *ConvertRowtypeExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -18078,7 +18430,7 @@ func (x *ConvertRowtypeExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -18155,7 +18507,8 @@ func (x *CollateExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -18166,7 +18519,8 @@ func (x *CollateExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -18185,7 +18539,7 @@ func (x *CollateExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -18294,7 +18648,8 @@ func (x *CaseExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -18319,7 +18674,8 @@ func (x *CaseExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -18330,7 +18686,8 @@ func (x *CaseExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -18341,7 +18698,8 @@ func (x *CaseExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Defresult = m
@@ -18353,7 +18711,7 @@ func (x *CaseExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -18433,7 +18791,8 @@ func (x *CaseWhen) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -18444,7 +18803,8 @@ func (x *CaseWhen) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
@@ -18455,7 +18815,8 @@ func (x *CaseWhen) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Result = m
@@ -18467,7 +18828,7 @@ func (x *CaseWhen) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -18541,7 +18902,8 @@ func (x *CaseTestExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -18567,7 +18929,7 @@ func (x *CaseTestExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Collation = uint32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -18670,7 +19032,8 @@ func (x *ArrayExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -18702,7 +19065,8 @@ func (x *ArrayExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Elements = append(x.Elements, m)
@@ -18721,7 +19085,7 @@ func (x *ArrayExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -18821,7 +19185,8 @@ func (x *RowExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -18832,7 +19197,8 @@ func (x *RowExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -18857,7 +19223,8 @@ func (x *RowExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Colnames = append(x.Colnames, m)
@@ -18869,7 +19236,7 @@ func (x *RowExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -18992,7 +19359,8 @@ func (x *RowCompareExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -19010,7 +19378,8 @@ func (x *RowCompareExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Opnos = append(x.Opnos, m)
@@ -19021,7 +19390,8 @@ func (x *RowCompareExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Opfamilies = append(x.Opfamilies, m)
@@ -19032,7 +19402,8 @@ func (x *RowCompareExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Inputcollids = append(x.Inputcollids, m)
@@ -19043,7 +19414,8 @@ func (x *RowCompareExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Largs = append(x.Largs, m)
@@ -19054,12 +19426,13 @@ func (x *RowCompareExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rargs = append(x.Rargs, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -19146,7 +19519,8 @@ func (x *CoalesceExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -19171,7 +19545,8 @@ func (x *CoalesceExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -19183,7 +19558,7 @@ func (x *CoalesceExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -19286,7 +19661,8 @@ func (x *MinMaxExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -19325,7 +19701,8 @@ func (x *MinMaxExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -19337,7 +19714,7 @@ func (x *MinMaxExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -19419,7 +19796,8 @@ func (x *SQLValueFunction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -19452,7 +19830,7 @@ func (x *SQLValueFunction) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -19597,7 +19975,8 @@ func (x *XmlExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -19626,7 +20005,8 @@ func (x *XmlExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.NamedArgs = append(x.NamedArgs, m)
@@ -19637,7 +20017,8 @@ func (x *XmlExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ArgNames = append(x.ArgNames, m)
@@ -19648,7 +20029,8 @@ func (x *XmlExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -19688,7 +20070,7 @@ func (x *XmlExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -19766,7 +20148,7 @@ func (x *JsonFormat) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -19832,7 +20214,8 @@ func (x *JsonReturning) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonFormat)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Format = m
@@ -19851,7 +20234,7 @@ func (x *JsonReturning) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Typmod = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -19923,7 +20306,8 @@ func (x *JsonValueExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.RawExpr = m
@@ -19934,7 +20318,8 @@ func (x *JsonValueExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.FormattedExpr = m
@@ -19945,12 +20330,13 @@ func (x *JsonValueExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonFormat)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Format = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -20078,7 +20464,8 @@ func (x *JsonConstructorExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -20096,7 +20483,8 @@ func (x *JsonConstructorExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -20107,7 +20495,8 @@ func (x *JsonConstructorExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Func = m
@@ -20118,7 +20507,8 @@ func (x *JsonConstructorExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Coercion = m
@@ -20129,7 +20519,8 @@ func (x *JsonConstructorExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonReturning)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Returning = m
@@ -20155,7 +20546,7 @@ func (x *JsonConstructorExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -20240,7 +20631,8 @@ func (x *JsonIsPredicate) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
@@ -20251,7 +20643,8 @@ func (x *JsonIsPredicate) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonFormat)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Format = m
@@ -20277,7 +20670,7 @@ func (x *JsonIsPredicate) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -20358,7 +20751,8 @@ func (x *JsonBehavior) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
@@ -20377,7 +20771,7 @@ func (x *JsonBehavior) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -20583,7 +20977,8 @@ func (x *JsonExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -20612,7 +21007,8 @@ func (x *JsonExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.FormattedExpr = m
@@ -20623,7 +21019,8 @@ func (x *JsonExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonFormat)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Format = m
@@ -20634,7 +21031,8 @@ func (x *JsonExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.PathSpec = m
@@ -20645,7 +21043,8 @@ func (x *JsonExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonReturning)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Returning = m
@@ -20656,7 +21055,8 @@ func (x *JsonExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.PassingNames = append(x.PassingNames, m)
@@ -20667,7 +21067,8 @@ func (x *JsonExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.PassingValues = append(x.PassingValues, m)
@@ -20678,7 +21079,8 @@ func (x *JsonExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonBehavior)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OnEmpty = m
@@ -20689,7 +21091,8 @@ func (x *JsonExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonBehavior)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OnError = m
@@ -20736,7 +21139,7 @@ func (x *JsonExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -20788,7 +21191,7 @@ func (x *JsonTablePath) unmarshal(b []byte, depth int) error {
 			}
 			x.Name = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -20884,7 +21287,8 @@ func (x *JsonTablePathScan) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Plan = m
@@ -20895,7 +21299,8 @@ func (x *JsonTablePathScan) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonTablePath)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Path = m
@@ -20913,7 +21318,8 @@ func (x *JsonTablePathScan) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Child = m
@@ -20932,7 +21338,7 @@ func (x *JsonTablePathScan) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.ColMax = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -21004,7 +21410,8 @@ func (x *JsonTableSiblingJoin) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Plan = m
@@ -21015,7 +21422,8 @@ func (x *JsonTableSiblingJoin) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Lplan = m
@@ -21026,12 +21434,13 @@ func (x *JsonTableSiblingJoin) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rplan = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -21116,7 +21525,8 @@ func (x *NullTest) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -21127,7 +21537,8 @@ func (x *NullTest) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -21153,7 +21564,7 @@ func (x *NullTest) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -21230,7 +21641,8 @@ func (x *BooleanTest) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -21241,7 +21653,8 @@ func (x *BooleanTest) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -21260,7 +21673,7 @@ func (x *BooleanTest) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -21381,7 +21794,8 @@ func (x *MergeAction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Qual = m
@@ -21392,7 +21806,8 @@ func (x *MergeAction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TargetList = append(x.TargetList, m)
@@ -21403,12 +21818,13 @@ func (x *MergeAction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.UpdateColnos = append(x.UpdateColnos, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -21509,7 +21925,8 @@ func (x *CoerceToDomain) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -21520,7 +21937,8 @@ func (x *CoerceToDomain) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -21560,7 +21978,7 @@ func (x *CoerceToDomain) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -21642,7 +22060,8 @@ func (x *CoerceToDomainValue) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -21675,7 +22094,7 @@ func (x *CoerceToDomainValue) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -21757,7 +22176,8 @@ func (x *SetToDefault) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -21790,7 +22210,7 @@ func (x *SetToDefault) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -21864,7 +22284,8 @@ func (x *CurrentOfExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -21894,7 +22315,7 @@ func (x *CurrentOfExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.CursorParam = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -21960,7 +22381,8 @@ func (x *NextValueExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -21979,7 +22401,7 @@ func (x *NextValueExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.TypeId = uint32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -22056,7 +22478,8 @@ func (x *InferenceElem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -22067,7 +22490,8 @@ func (x *InferenceElem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
@@ -22086,7 +22510,7 @@ func (x *InferenceElem) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Inferopclass = uint32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -22195,7 +22619,8 @@ func (x *TargetEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Xpr = m
@@ -22206,7 +22631,8 @@ func (x *TargetEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
@@ -22257,7 +22683,7 @@ func (x *TargetEntry) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Resjunk = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -22305,7 +22731,7 @@ func (x *RangeTblRef) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Rtindex = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -22450,7 +22876,8 @@ func (x *JoinExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Larg = m
@@ -22461,7 +22888,8 @@ func (x *JoinExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rarg = m
@@ -22472,7 +22900,8 @@ func (x *JoinExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.UsingClause = append(x.UsingClause, m)
@@ -22483,7 +22912,8 @@ func (x *JoinExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Alias)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.JoinUsingAlias = m
@@ -22494,7 +22924,8 @@ func (x *JoinExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Quals = m
@@ -22505,7 +22936,8 @@ func (x *JoinExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Alias)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Alias = m
@@ -22517,7 +22949,7 @@ func (x *JoinExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Rtindex = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -22580,7 +23012,8 @@ func (x *FromExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Fromlist = append(x.Fromlist, m)
@@ -22591,12 +23024,13 @@ func (x *FromExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Quals = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -22727,7 +23161,8 @@ func (x *OnConflictExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ArbiterElems = append(x.ArbiterElems, m)
@@ -22738,7 +23173,8 @@ func (x *OnConflictExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ArbiterWhere = m
@@ -22756,7 +23192,8 @@ func (x *OnConflictExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OnConflictSet = append(x.OnConflictSet, m)
@@ -22767,7 +23204,8 @@ func (x *OnConflictExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OnConflictWhere = m
@@ -22785,12 +23223,13 @@ func (x *OnConflictExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ExclRelTlist = append(x.ExclRelTlist, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -23280,7 +23719,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.UtilityStmt = m
@@ -23368,7 +23808,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.CteList = append(x.CteList, m)
@@ -23379,7 +23820,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rtable = append(x.Rtable, m)
@@ -23390,7 +23832,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rteperminfos = append(x.Rteperminfos, m)
@@ -23401,7 +23844,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(FromExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Jointree = m
@@ -23412,7 +23856,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.MergeActionList = append(x.MergeActionList, m)
@@ -23430,7 +23875,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.MergeJoinCondition = m
@@ -23441,7 +23887,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TargetList = append(x.TargetList, m)
@@ -23459,7 +23906,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(OnConflictExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OnConflict = m
@@ -23470,7 +23918,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ReturningList = append(x.ReturningList, m)
@@ -23481,7 +23930,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.GroupClause = append(x.GroupClause, m)
@@ -23499,7 +23949,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.GroupingSets = append(x.GroupingSets, m)
@@ -23510,7 +23961,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.HavingQual = m
@@ -23521,7 +23973,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WindowClause = append(x.WindowClause, m)
@@ -23532,7 +23985,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.DistinctClause = append(x.DistinctClause, m)
@@ -23543,7 +23997,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.SortClause = append(x.SortClause, m)
@@ -23554,7 +24009,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.LimitOffset = m
@@ -23565,7 +24021,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.LimitCount = m
@@ -23583,7 +24040,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.RowMarks = append(x.RowMarks, m)
@@ -23594,7 +24052,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.SetOperations = m
@@ -23605,7 +24064,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ConstraintDeps = append(x.ConstraintDeps, m)
@@ -23616,7 +24076,8 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WithCheckOptions = append(x.WithCheckOptions, m)
@@ -23635,7 +24096,7 @@ func (x *Query) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.StmtLen = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -23753,7 +24214,8 @@ func (x *TypeName) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Names = append(x.Names, m)
@@ -23785,7 +24247,8 @@ func (x *TypeName) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Typmods = append(x.Typmods, m)
@@ -23803,7 +24266,8 @@ func (x *TypeName) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ArrayBounds = append(x.ArrayBounds, m)
@@ -23815,7 +24279,7 @@ func (x *TypeName) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -23875,7 +24339,8 @@ func (x *ColumnRef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Fields = append(x.Fields, m)
@@ -23887,7 +24352,7 @@ func (x *ColumnRef) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -23950,7 +24415,7 @@ func (x *ParamRef) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -24047,7 +24512,8 @@ func (x *A_Expr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Name = append(x.Name, m)
@@ -24058,7 +24524,8 @@ func (x *A_Expr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Lexpr = m
@@ -24069,7 +24536,8 @@ func (x *A_Expr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rexpr = m
@@ -24081,7 +24549,7 @@ func (x *A_Expr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -24150,7 +24618,8 @@ func (x *TypeCast) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -24161,7 +24630,8 @@ func (x *TypeCast) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = m
@@ -24173,7 +24643,7 @@ func (x *TypeCast) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -24244,7 +24714,8 @@ func (x *CollateClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -24255,7 +24726,8 @@ func (x *CollateClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Collname = append(x.Collname, m)
@@ -24267,7 +24739,7 @@ func (x *CollateClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -24349,7 +24821,7 @@ func (x *RoleSpec) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -24497,7 +24969,8 @@ func (x *FuncCall) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Funcname = append(x.Funcname, m)
@@ -24508,7 +24981,8 @@ func (x *FuncCall) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -24519,7 +24993,8 @@ func (x *FuncCall) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.AggOrder = append(x.AggOrder, m)
@@ -24530,7 +25005,8 @@ func (x *FuncCall) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.AggFilter = m
@@ -24541,7 +25017,8 @@ func (x *FuncCall) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WindowDef)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Over = m
@@ -24588,7 +25065,7 @@ func (x *FuncCall) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -24614,14 +25091,14 @@ func (x *A_Star) unmarshal(b []byte, depth int) error {
 		return errDepth
 	}
 	for len(b) > 0 {
-		num, typ, n := consumeTag(b)
+		_, typ, n := consumeTag(b)
 		if n < 0 {
 			return errWire
 		}
 		b = b[n:]
 		switch {
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -24697,7 +25174,8 @@ func (x *A_Indices) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Lidx = m
@@ -24708,12 +25186,13 @@ func (x *A_Indices) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Uidx = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -24776,7 +25255,8 @@ func (x *A_Indirection) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -24787,12 +25267,13 @@ func (x *A_Indirection) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Indirection = append(x.Indirection, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -24852,7 +25333,8 @@ func (x *A_ArrayExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Elements = append(x.Elements, m)
@@ -24864,7 +25346,7 @@ func (x *A_ArrayExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -24954,7 +25436,8 @@ func (x *ResTarget) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Indirection = append(x.Indirection, m)
@@ -24965,7 +25448,8 @@ func (x *ResTarget) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Val = m
@@ -24977,7 +25461,7 @@ func (x *ResTarget) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -25043,7 +25527,8 @@ func (x *MultiAssignRef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Source = m
@@ -25062,7 +25547,7 @@ func (x *MultiAssignRef) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Ncolumns = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -25149,7 +25634,8 @@ func (x *SortBy) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Node = m
@@ -25174,7 +25660,8 @@ func (x *SortBy) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.UseOp = append(x.UseOp, m)
@@ -25186,7 +25673,7 @@ func (x *SortBy) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -25327,7 +25814,8 @@ func (x *WindowDef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.PartitionClause = append(x.PartitionClause, m)
@@ -25338,7 +25826,8 @@ func (x *WindowDef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OrderClause = append(x.OrderClause, m)
@@ -25356,7 +25845,8 @@ func (x *WindowDef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.StartOffset = m
@@ -25367,7 +25857,8 @@ func (x *WindowDef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.EndOffset = m
@@ -25379,7 +25870,7 @@ func (x *WindowDef) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -25455,7 +25946,8 @@ func (x *RangeSubselect) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Subquery = m
@@ -25466,12 +25958,13 @@ func (x *RangeSubselect) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Alias)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Alias = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -25592,7 +26085,8 @@ func (x *RangeFunction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Functions = append(x.Functions, m)
@@ -25603,7 +26097,8 @@ func (x *RangeFunction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Alias)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Alias = m
@@ -25614,12 +26109,13 @@ func (x *RangeFunction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Coldeflist = append(x.Coldeflist, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -25740,7 +26236,8 @@ func (x *RangeTableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Docexpr = m
@@ -25751,7 +26248,8 @@ func (x *RangeTableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rowexpr = m
@@ -25762,7 +26260,8 @@ func (x *RangeTableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Namespaces = append(x.Namespaces, m)
@@ -25773,7 +26272,8 @@ func (x *RangeTableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Columns = append(x.Columns, m)
@@ -25784,7 +26284,8 @@ func (x *RangeTableFunc) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Alias)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Alias = m
@@ -25796,7 +26297,7 @@ func (x *RangeTableFunc) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -25911,7 +26412,8 @@ func (x *RangeTableFuncCol) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = m
@@ -25936,7 +26438,8 @@ func (x *RangeTableFuncCol) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Colexpr = m
@@ -25947,7 +26450,8 @@ func (x *RangeTableFuncCol) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Coldefexpr = m
@@ -25959,7 +26463,7 @@ func (x *RangeTableFuncCol) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -26054,7 +26558,8 @@ func (x *RangeTableSample) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -26065,7 +26570,8 @@ func (x *RangeTableSample) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Method = append(x.Method, m)
@@ -26076,7 +26582,8 @@ func (x *RangeTableSample) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -26087,7 +26594,8 @@ func (x *RangeTableSample) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Repeatable = m
@@ -26099,7 +26607,7 @@ func (x *RangeTableSample) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -26326,7 +26834,8 @@ func (x *ColumnDef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = m
@@ -26398,7 +26907,8 @@ func (x *ColumnDef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.RawDefault = m
@@ -26409,7 +26919,8 @@ func (x *ColumnDef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.CookedDefault = m
@@ -26431,7 +26942,8 @@ func (x *ColumnDef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.IdentitySequence = m
@@ -26453,7 +26965,8 @@ func (x *ColumnDef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CollateClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.CollClause = m
@@ -26471,7 +26984,8 @@ func (x *ColumnDef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Constraints = append(x.Constraints, m)
@@ -26482,7 +26996,8 @@ func (x *ColumnDef) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Fdwoptions = append(x.Fdwoptions, m)
@@ -26494,7 +27009,7 @@ func (x *ColumnDef) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -26560,7 +27075,8 @@ func (x *TableLikeClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -26579,7 +27095,7 @@ func (x *TableLikeClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.RelationOid = uint32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -26711,7 +27227,8 @@ func (x *IndexElem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
@@ -26733,7 +27250,8 @@ func (x *IndexElem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Collation = append(x.Collation, m)
@@ -26744,7 +27262,8 @@ func (x *IndexElem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Opclass = append(x.Opclass, m)
@@ -26755,7 +27274,8 @@ func (x *IndexElem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Opclassopts = append(x.Opclassopts, m)
@@ -26774,7 +27294,7 @@ func (x *IndexElem) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.NullsOrdering = SortByNulls(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -26886,7 +27406,8 @@ func (x *DefElem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -26912,7 +27433,7 @@ func (x *DefElem) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.ArgLocation = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -26980,7 +27501,8 @@ func (x *LockingClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.LockedRels = append(x.LockedRels, m)
@@ -26999,7 +27521,7 @@ func (x *LockingClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.WaitPolicy = LockWaitPolicy(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -27091,7 +27613,8 @@ func (x *XmlSerialize) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
@@ -27102,7 +27625,8 @@ func (x *XmlSerialize) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = m
@@ -27121,7 +27645,7 @@ func (x *XmlSerialize) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -27224,7 +27748,8 @@ func (x *PartitionElem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
@@ -27235,7 +27760,8 @@ func (x *PartitionElem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Collation = append(x.Collation, m)
@@ -27246,7 +27772,8 @@ func (x *PartitionElem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Opclass = append(x.Opclass, m)
@@ -27258,7 +27785,7 @@ func (x *PartitionElem) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -27333,7 +27860,8 @@ func (x *PartitionSpec) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.PartParams = append(x.PartParams, m)
@@ -27345,7 +27873,7 @@ func (x *PartitionSpec) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -27495,7 +28023,8 @@ func (x *PartitionBoundSpec) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Listdatums = append(x.Listdatums, m)
@@ -27506,7 +28035,8 @@ func (x *PartitionBoundSpec) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Lowerdatums = append(x.Lowerdatums, m)
@@ -27517,7 +28047,8 @@ func (x *PartitionBoundSpec) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Upperdatums = append(x.Upperdatums, m)
@@ -27529,7 +28060,7 @@ func (x *PartitionBoundSpec) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -27602,7 +28133,8 @@ func (x *PartitionRangeDatum) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Value = m
@@ -27614,7 +28146,7 @@ func (x *PartitionRangeDatum) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -27640,14 +28172,14 @@ func (x *SinglePartitionSpec) unmarshal(b []byte, depth int) error {
 		return errDepth
 	}
 	for len(b) > 0 {
-		num, typ, n := consumeTag(b)
+		_, typ, n := consumeTag(b)
 		if n < 0 {
 			return errWire
 		}
 		b = b[n:]
 		switch {
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -27716,7 +28248,8 @@ func (x *PartitionCmd) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Name = m
@@ -27727,7 +28260,8 @@ func (x *PartitionCmd) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PartitionBoundSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Bound = m
@@ -27739,7 +28273,7 @@ func (x *PartitionCmd) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Concurrent = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -28097,7 +28631,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Alias)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Alias = m
@@ -28108,7 +28643,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Alias)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Eref = m
@@ -28165,7 +28701,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TableSampleClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Tablesample = m
@@ -28176,7 +28713,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Query)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Subquery = m
@@ -28208,7 +28746,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Joinaliasvars = append(x.Joinaliasvars, m)
@@ -28219,7 +28758,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Joinleftcols = append(x.Joinleftcols, m)
@@ -28230,7 +28770,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Joinrightcols = append(x.Joinrightcols, m)
@@ -28241,7 +28782,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Alias)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.JoinUsingAlias = m
@@ -28252,7 +28794,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Functions = append(x.Functions, m)
@@ -28270,7 +28813,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TableFunc)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Tablefunc = m
@@ -28281,7 +28825,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ValuesLists = append(x.ValuesLists, m)
@@ -28317,7 +28862,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Coltypes = append(x.Coltypes, m)
@@ -28328,7 +28874,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Coltypmods = append(x.Coltypmods, m)
@@ -28339,7 +28886,8 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Colcollations = append(x.Colcollations, m)
@@ -28382,12 +28930,13 @@ func (x *RangeTblEntry) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.SecurityQuals = append(x.SecurityQuals, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -28509,18 +29058,13 @@ func (x *RTEPermissionInfo) unmarshal(b []byte, depth int) error {
 				return errWire
 			}
 			b = b[n:]
-			for len(v) > 0 {
-				p := v
-				var n int
-				{
-					v, m := consumeVarint(p)
-					if m < 0 {
-						return errWire
-					}
-					x.SelectedCols = append(x.SelectedCols, v)
-					n = m
+			for run := v; len(run) > 0; {
+				v, m := consumeVarint(run)
+				if m < 0 {
+					return errWire
 				}
-				v = p[n:]
+				x.SelectedCols = append(x.SelectedCols, v)
+				run = run[m:]
 			}
 		case num == 5 && typ == wireVarint:
 			v, n := consumeVarint(b)
@@ -28535,18 +29079,13 @@ func (x *RTEPermissionInfo) unmarshal(b []byte, depth int) error {
 				return errWire
 			}
 			b = b[n:]
-			for len(v) > 0 {
-				p := v
-				var n int
-				{
-					v, m := consumeVarint(p)
-					if m < 0 {
-						return errWire
-					}
-					x.InsertedCols = append(x.InsertedCols, v)
-					n = m
+			for run := v; len(run) > 0; {
+				v, m := consumeVarint(run)
+				if m < 0 {
+					return errWire
 				}
-				v = p[n:]
+				x.InsertedCols = append(x.InsertedCols, v)
+				run = run[m:]
 			}
 		case num == 6 && typ == wireVarint:
 			v, n := consumeVarint(b)
@@ -28561,18 +29100,13 @@ func (x *RTEPermissionInfo) unmarshal(b []byte, depth int) error {
 				return errWire
 			}
 			b = b[n:]
-			for len(v) > 0 {
-				p := v
-				var n int
-				{
-					v, m := consumeVarint(p)
-					if m < 0 {
-						return errWire
-					}
-					x.UpdatedCols = append(x.UpdatedCols, v)
-					n = m
+			for run := v; len(run) > 0; {
+				v, m := consumeVarint(run)
+				if m < 0 {
+					return errWire
 				}
-				v = p[n:]
+				x.UpdatedCols = append(x.UpdatedCols, v)
+				run = run[m:]
 			}
 		case num == 7 && typ == wireVarint:
 			v, n := consumeVarint(b)
@@ -28582,7 +29116,7 @@ func (x *RTEPermissionInfo) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.UpdatedCols = append(x.UpdatedCols, v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -28700,7 +29234,8 @@ func (x *RangeTblFunction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Funcexpr = m
@@ -28718,7 +29253,8 @@ func (x *RangeTblFunction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Funccolnames = append(x.Funccolnames, m)
@@ -28729,7 +29265,8 @@ func (x *RangeTblFunction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Funccoltypes = append(x.Funccoltypes, m)
@@ -28740,7 +29277,8 @@ func (x *RangeTblFunction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Funccoltypmods = append(x.Funccoltypmods, m)
@@ -28751,7 +29289,8 @@ func (x *RangeTblFunction) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Funccolcollations = append(x.Funccolcollations, m)
@@ -28761,18 +29300,13 @@ func (x *RangeTblFunction) unmarshal(b []byte, depth int) error {
 				return errWire
 			}
 			b = b[n:]
-			for len(v) > 0 {
-				p := v
-				var n int
-				{
-					v, m := consumeVarint(p)
-					if m < 0 {
-						return errWire
-					}
-					x.Funcparams = append(x.Funcparams, v)
-					n = m
+			for run := v; len(run) > 0; {
+				v, m := consumeVarint(run)
+				if m < 0 {
+					return errWire
 				}
-				v = p[n:]
+				x.Funcparams = append(x.Funcparams, v)
+				run = run[m:]
 			}
 		case num == 7 && typ == wireVarint:
 			v, n := consumeVarint(b)
@@ -28782,7 +29316,7 @@ func (x *RangeTblFunction) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Funcparams = append(x.Funcparams, v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -28860,7 +29394,8 @@ func (x *TableSampleClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -28871,12 +29406,13 @@ func (x *TableSampleClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Repeatable = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -28987,7 +29523,8 @@ func (x *WithCheckOption) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Qual = m
@@ -28999,7 +29536,7 @@ func (x *WithCheckOption) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Cascaded = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -29107,7 +29644,7 @@ func (x *SortGroupClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Hashable = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -29182,7 +29719,8 @@ func (x *GroupingSet) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Content = append(x.Content, m)
@@ -29194,7 +29732,7 @@ func (x *GroupingSet) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -29383,7 +29921,8 @@ func (x *WindowClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.PartitionClause = append(x.PartitionClause, m)
@@ -29394,7 +29933,8 @@ func (x *WindowClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OrderClause = append(x.OrderClause, m)
@@ -29412,7 +29952,8 @@ func (x *WindowClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.StartOffset = m
@@ -29423,7 +29964,8 @@ func (x *WindowClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.EndOffset = m
@@ -29477,7 +30019,7 @@ func (x *WindowClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.CopiedOrder = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -29570,7 +30112,7 @@ func (x *RowMarkClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.PushedDown = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -29638,7 +30180,8 @@ func (x *WithClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Ctes = append(x.Ctes, m)
@@ -29657,7 +30200,7 @@ func (x *WithClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -29736,7 +30279,8 @@ func (x *InferClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.IndexElems = append(x.IndexElems, m)
@@ -29747,7 +30291,8 @@ func (x *InferClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WhereClause = m
@@ -29770,7 +30315,7 @@ func (x *InferClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -29867,7 +30412,8 @@ func (x *OnConflictClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(InferClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Infer = m
@@ -29878,7 +30424,8 @@ func (x *OnConflictClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TargetList = append(x.TargetList, m)
@@ -29889,7 +30436,8 @@ func (x *OnConflictClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WhereClause = m
@@ -29901,7 +30449,7 @@ func (x *OnConflictClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -29977,7 +30525,8 @@ func (x *CTESearchClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.SearchColList = append(x.SearchColList, m)
@@ -30007,7 +30556,7 @@ func (x *CTESearchClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -30137,7 +30686,8 @@ func (x *CTECycleClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.CycleColList = append(x.CycleColList, m)
@@ -30159,7 +30709,8 @@ func (x *CTECycleClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.CycleMarkValue = m
@@ -30170,7 +30721,8 @@ func (x *CTECycleClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.CycleMarkDefault = m
@@ -30221,7 +30773,7 @@ func (x *CTECycleClause) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.CycleMarkNeop = uint32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -30409,7 +30961,8 @@ func (x *CommonTableExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Aliascolnames = append(x.Aliascolnames, m)
@@ -30427,7 +30980,8 @@ func (x *CommonTableExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Ctequery = m
@@ -30438,7 +30992,8 @@ func (x *CommonTableExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CTESearchClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.SearchClause = m
@@ -30449,7 +31004,8 @@ func (x *CommonTableExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CTECycleClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.CycleClause = m
@@ -30481,7 +31037,8 @@ func (x *CommonTableExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Ctecolnames = append(x.Ctecolnames, m)
@@ -30492,7 +31049,8 @@ func (x *CommonTableExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Ctecoltypes = append(x.Ctecoltypes, m)
@@ -30503,7 +31061,8 @@ func (x *CommonTableExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Ctecoltypmods = append(x.Ctecoltypmods, m)
@@ -30514,12 +31073,13 @@ func (x *CommonTableExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Ctecolcollations = append(x.Ctecolcollations, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -30640,7 +31200,8 @@ func (x *MergeWhenClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Condition = m
@@ -30651,7 +31212,8 @@ func (x *MergeWhenClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TargetList = append(x.TargetList, m)
@@ -30662,12 +31224,13 @@ func (x *MergeWhenClause) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Values = append(x.Values, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -30749,7 +31312,7 @@ func (x *TriggerTransition) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.IsTable = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -30810,7 +31373,8 @@ func (x *JsonOutput) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = m
@@ -30821,12 +31385,13 @@ func (x *JsonOutput) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonReturning)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Returning = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -30884,7 +31449,8 @@ func (x *JsonArgument) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonValueExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Val = m
@@ -30900,7 +31466,7 @@ func (x *JsonArgument) unmarshal(b []byte, depth int) error {
 			}
 			x.Name = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -31065,7 +31631,8 @@ func (x *JsonFuncExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonValueExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ContextItem = m
@@ -31076,7 +31643,8 @@ func (x *JsonFuncExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Pathspec = m
@@ -31087,7 +31655,8 @@ func (x *JsonFuncExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Passing = append(x.Passing, m)
@@ -31098,7 +31667,8 @@ func (x *JsonFuncExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonOutput)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Output = m
@@ -31109,7 +31679,8 @@ func (x *JsonFuncExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonBehavior)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OnEmpty = m
@@ -31120,7 +31691,8 @@ func (x *JsonFuncExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonBehavior)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OnError = m
@@ -31146,7 +31718,7 @@ func (x *JsonFuncExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -31220,7 +31792,8 @@ func (x *JsonTablePathSpec) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.String_ = m
@@ -31250,7 +31823,7 @@ func (x *JsonTablePathSpec) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -31375,7 +31948,8 @@ func (x *JsonTable) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonValueExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ContextItem = m
@@ -31386,7 +31960,8 @@ func (x *JsonTable) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonTablePathSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Pathspec = m
@@ -31397,7 +31972,8 @@ func (x *JsonTable) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Passing = append(x.Passing, m)
@@ -31408,7 +31984,8 @@ func (x *JsonTable) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Columns = append(x.Columns, m)
@@ -31419,7 +31996,8 @@ func (x *JsonTable) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonBehavior)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OnError = m
@@ -31430,7 +32008,8 @@ func (x *JsonTable) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Alias)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Alias = m
@@ -31449,7 +32028,7 @@ func (x *JsonTable) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -31614,7 +32193,8 @@ func (x *JsonTableColumn) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = m
@@ -31625,7 +32205,8 @@ func (x *JsonTableColumn) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonTablePathSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Pathspec = m
@@ -31636,7 +32217,8 @@ func (x *JsonTableColumn) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonFormat)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Format = m
@@ -31661,7 +32243,8 @@ func (x *JsonTableColumn) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Columns = append(x.Columns, m)
@@ -31672,7 +32255,8 @@ func (x *JsonTableColumn) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonBehavior)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OnEmpty = m
@@ -31683,7 +32267,8 @@ func (x *JsonTableColumn) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonBehavior)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OnError = m
@@ -31695,7 +32280,7 @@ func (x *JsonTableColumn) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -31756,7 +32341,8 @@ func (x *JsonKeyValue) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Key = m
@@ -31767,12 +32353,13 @@ func (x *JsonKeyValue) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonValueExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Value = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -31849,7 +32436,8 @@ func (x *JsonParseExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonValueExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
@@ -31860,7 +32448,8 @@ func (x *JsonParseExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonOutput)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Output = m
@@ -31879,7 +32468,7 @@ func (x *JsonParseExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -31948,7 +32537,8 @@ func (x *JsonScalarExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
@@ -31959,7 +32549,8 @@ func (x *JsonScalarExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonOutput)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Output = m
@@ -31971,7 +32562,7 @@ func (x *JsonScalarExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -32040,7 +32631,8 @@ func (x *JsonSerializeExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonValueExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
@@ -32051,7 +32643,8 @@ func (x *JsonSerializeExpr) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonOutput)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Output = m
@@ -32063,7 +32656,7 @@ func (x *JsonSerializeExpr) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -32150,7 +32743,8 @@ func (x *JsonObjectConstructor) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Exprs = append(x.Exprs, m)
@@ -32161,7 +32755,8 @@ func (x *JsonObjectConstructor) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonOutput)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Output = m
@@ -32187,7 +32782,7 @@ func (x *JsonObjectConstructor) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -32266,7 +32861,8 @@ func (x *JsonArrayConstructor) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Exprs = append(x.Exprs, m)
@@ -32277,7 +32873,8 @@ func (x *JsonArrayConstructor) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonOutput)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Output = m
@@ -32296,7 +32893,7 @@ func (x *JsonArrayConstructor) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -32384,7 +32981,8 @@ func (x *JsonArrayQueryConstructor) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Query = m
@@ -32395,7 +32993,8 @@ func (x *JsonArrayQueryConstructor) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonOutput)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Output = m
@@ -32406,7 +33005,8 @@ func (x *JsonArrayQueryConstructor) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonFormat)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Format = m
@@ -32425,7 +33025,7 @@ func (x *JsonArrayQueryConstructor) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -32518,7 +33118,8 @@ func (x *JsonAggConstructor) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonOutput)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Output = m
@@ -32529,7 +33130,8 @@ func (x *JsonAggConstructor) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.AggFilter = m
@@ -32540,7 +33142,8 @@ func (x *JsonAggConstructor) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.AggOrder = append(x.AggOrder, m)
@@ -32551,7 +33154,8 @@ func (x *JsonAggConstructor) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WindowDef)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Over = m
@@ -32563,7 +33167,7 @@ func (x *JsonAggConstructor) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -32640,7 +33244,8 @@ func (x *JsonObjectAgg) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonAggConstructor)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Constructor = m
@@ -32651,7 +33256,8 @@ func (x *JsonObjectAgg) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonKeyValue)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -32670,7 +33276,7 @@ func (x *JsonObjectAgg) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Unique = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -32739,7 +33345,8 @@ func (x *JsonArrayAgg) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonAggConstructor)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Constructor = m
@@ -32750,7 +33357,8 @@ func (x *JsonArrayAgg) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(JsonValueExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Arg = m
@@ -32762,7 +33370,7 @@ func (x *JsonArrayAgg) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.AbsentOnNull = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -32828,7 +33436,8 @@ func (x *RawStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Stmt = m
@@ -32847,7 +33456,7 @@ func (x *RawStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.StmtLen = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -32964,7 +33573,8 @@ func (x *InsertStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -32975,7 +33585,8 @@ func (x *InsertStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Cols = append(x.Cols, m)
@@ -32986,7 +33597,8 @@ func (x *InsertStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.SelectStmt = m
@@ -32997,7 +33609,8 @@ func (x *InsertStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(OnConflictClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OnConflictClause = m
@@ -33008,7 +33621,8 @@ func (x *InsertStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ReturningList = append(x.ReturningList, m)
@@ -33019,7 +33633,8 @@ func (x *InsertStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WithClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WithClause = m
@@ -33031,7 +33646,7 @@ func (x *InsertStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Override = OverridingKind(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -33129,7 +33744,8 @@ func (x *DeleteStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -33140,7 +33756,8 @@ func (x *DeleteStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.UsingClause = append(x.UsingClause, m)
@@ -33151,7 +33768,8 @@ func (x *DeleteStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WhereClause = m
@@ -33162,7 +33780,8 @@ func (x *DeleteStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ReturningList = append(x.ReturningList, m)
@@ -33173,12 +33792,13 @@ func (x *DeleteStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WithClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WithClause = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -33289,7 +33909,8 @@ func (x *UpdateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -33300,7 +33921,8 @@ func (x *UpdateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TargetList = append(x.TargetList, m)
@@ -33311,7 +33933,8 @@ func (x *UpdateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WhereClause = m
@@ -33322,7 +33945,8 @@ func (x *UpdateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.FromClause = append(x.FromClause, m)
@@ -33333,7 +33957,8 @@ func (x *UpdateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ReturningList = append(x.ReturningList, m)
@@ -33344,12 +33969,13 @@ func (x *UpdateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WithClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WithClause = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -33458,7 +34084,8 @@ func (x *MergeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -33469,7 +34096,8 @@ func (x *MergeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.SourceRelation = m
@@ -33480,7 +34108,8 @@ func (x *MergeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.JoinCondition = m
@@ -33491,7 +34120,8 @@ func (x *MergeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.MergeWhenClauses = append(x.MergeWhenClauses, m)
@@ -33502,7 +34132,8 @@ func (x *MergeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ReturningList = append(x.ReturningList, m)
@@ -33513,12 +34144,13 @@ func (x *MergeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WithClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WithClause = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -33781,7 +34413,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.DistinctClause = append(x.DistinctClause, m)
@@ -33792,7 +34425,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(IntoClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.IntoClause = m
@@ -33803,7 +34437,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TargetList = append(x.TargetList, m)
@@ -33814,7 +34449,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.FromClause = append(x.FromClause, m)
@@ -33825,7 +34461,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WhereClause = m
@@ -33836,7 +34473,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.GroupClause = append(x.GroupClause, m)
@@ -33854,7 +34492,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.HavingClause = m
@@ -33865,7 +34504,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WindowClause = append(x.WindowClause, m)
@@ -33876,7 +34516,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ValuesLists = append(x.ValuesLists, m)
@@ -33887,7 +34528,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.SortClause = append(x.SortClause, m)
@@ -33898,7 +34540,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.LimitOffset = m
@@ -33909,7 +34552,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.LimitCount = m
@@ -33927,7 +34571,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.LockingClause = append(x.LockingClause, m)
@@ -33938,7 +34583,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(WithClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WithClause = m
@@ -33963,7 +34609,8 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SelectStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Larg = m
@@ -33974,12 +34621,13 @@ func (x *SelectStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SelectStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rarg = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -34122,7 +34770,8 @@ func (x *SetOperationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Larg = m
@@ -34133,7 +34782,8 @@ func (x *SetOperationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rarg = m
@@ -34144,7 +34794,8 @@ func (x *SetOperationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ColTypes = append(x.ColTypes, m)
@@ -34155,7 +34806,8 @@ func (x *SetOperationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ColTypmods = append(x.ColTypmods, m)
@@ -34166,7 +34818,8 @@ func (x *SetOperationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ColCollations = append(x.ColCollations, m)
@@ -34177,12 +34830,13 @@ func (x *SetOperationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.GroupClauses = append(x.GroupClauses, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -34232,12 +34886,13 @@ func (x *ReturnStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Returnval = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -34335,7 +34990,8 @@ func (x *PLAssignStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Indirection = append(x.Indirection, m)
@@ -34353,7 +35009,8 @@ func (x *PLAssignStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SelectStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Val = m
@@ -34365,7 +35022,7 @@ func (x *PLAssignStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -34455,7 +35112,8 @@ func (x *CreateSchemaStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Authrole = m
@@ -34466,7 +35124,8 @@ func (x *CreateSchemaStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.SchemaElts = append(x.SchemaElts, m)
@@ -34478,7 +35137,7 @@ func (x *CreateSchemaStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.IfNotExists = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -34557,7 +35216,8 @@ func (x *AlterTableStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -34568,7 +35228,8 @@ func (x *AlterTableStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Cmds = append(x.Cmds, m)
@@ -34587,7 +35248,7 @@ func (x *AlterTableStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.MissingOk = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -34658,7 +35319,7 @@ func (x *ReplicaIdentityStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Name = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -34792,7 +35453,8 @@ func (x *AlterTableCmd) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Newowner = m
@@ -34803,7 +35465,8 @@ func (x *AlterTableCmd) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Def = m
@@ -34829,7 +35492,7 @@ func (x *AlterTableCmd) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Recurse = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -34881,12 +35544,13 @@ func (x *AlterCollationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Collname = append(x.Collname, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -34992,7 +35656,8 @@ func (x *AlterDomainStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = append(x.TypeName, m)
@@ -35014,7 +35679,8 @@ func (x *AlterDomainStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Def = m
@@ -35033,7 +35699,7 @@ func (x *AlterDomainStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.MissingOk = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -35183,7 +35849,8 @@ func (x *GrantStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Objects = append(x.Objects, m)
@@ -35194,7 +35861,8 @@ func (x *GrantStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Privileges = append(x.Privileges, m)
@@ -35205,7 +35873,8 @@ func (x *GrantStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Grantees = append(x.Grantees, m)
@@ -35223,7 +35892,8 @@ func (x *GrantStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Grantor = m
@@ -35235,7 +35905,7 @@ func (x *GrantStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Behavior = DropBehavior(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -35321,7 +35991,8 @@ func (x *ObjectWithArgs) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Objname = append(x.Objname, m)
@@ -35332,7 +36003,8 @@ func (x *ObjectWithArgs) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Objargs = append(x.Objargs, m)
@@ -35343,7 +36015,8 @@ func (x *ObjectWithArgs) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Objfuncargs = append(x.Objfuncargs, m)
@@ -35355,7 +36028,7 @@ func (x *ObjectWithArgs) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.ArgsUnspecified = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -35426,12 +36099,13 @@ func (x *AccessPriv) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Cols = append(x.Cols, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -35536,7 +36210,8 @@ func (x *GrantRoleStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.GrantedRoles = append(x.GrantedRoles, m)
@@ -35547,7 +36222,8 @@ func (x *GrantRoleStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.GranteeRoles = append(x.GranteeRoles, m)
@@ -35565,7 +36241,8 @@ func (x *GrantRoleStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Opt = append(x.Opt, m)
@@ -35576,7 +36253,8 @@ func (x *GrantRoleStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Grantor = m
@@ -35588,7 +36266,7 @@ func (x *GrantRoleStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Behavior = DropBehavior(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -35651,7 +36329,8 @@ func (x *AlterDefaultPrivilegesStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -35662,12 +36341,13 @@ func (x *AlterDefaultPrivilegesStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(GrantStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Action = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -35789,7 +36469,8 @@ func (x *CopyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -35800,7 +36481,8 @@ func (x *CopyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Query = m
@@ -35811,7 +36493,8 @@ func (x *CopyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Attlist = append(x.Attlist, m)
@@ -35847,7 +36530,8 @@ func (x *CopyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -35858,12 +36542,13 @@ func (x *CopyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WhereClause = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -35957,7 +36642,8 @@ func (x *VariableSetStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -35969,7 +36655,7 @@ func (x *VariableSetStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.IsLocal = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -36021,7 +36707,7 @@ func (x *VariableShowStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Name = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -36188,7 +36874,8 @@ func (x *CreateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -36199,7 +36886,8 @@ func (x *CreateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TableElts = append(x.TableElts, m)
@@ -36210,7 +36898,8 @@ func (x *CreateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.InhRelations = append(x.InhRelations, m)
@@ -36221,7 +36910,8 @@ func (x *CreateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PartitionBoundSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Partbound = m
@@ -36232,7 +36922,8 @@ func (x *CreateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PartitionSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Partspec = m
@@ -36243,7 +36934,8 @@ func (x *CreateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OfTypename = m
@@ -36254,7 +36946,8 @@ func (x *CreateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Constraints = append(x.Constraints, m)
@@ -36265,7 +36958,8 @@ func (x *CreateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -36306,7 +37000,7 @@ func (x *CreateStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.IfNotExists = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -36695,7 +37389,8 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.RawExpr = m
@@ -36742,7 +37437,8 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Keys = append(x.Keys, m)
@@ -36753,7 +37449,8 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Including = append(x.Including, m)
@@ -36764,7 +37461,8 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Exclusions = append(x.Exclusions, m)
@@ -36775,7 +37473,8 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -36826,7 +37525,8 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WhereClause = m
@@ -36837,7 +37537,8 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Pktable = m
@@ -36848,7 +37549,8 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.FkAttrs = append(x.FkAttrs, m)
@@ -36859,7 +37561,8 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.PkAttrs = append(x.PkAttrs, m)
@@ -36903,7 +37606,8 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.FkDelSetCols = append(x.FkDelSetCols, m)
@@ -36914,7 +37618,8 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OldConpfeqop = append(x.OldConpfeqop, m)
@@ -36933,7 +37638,7 @@ func (x *Constraint) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -37023,7 +37728,8 @@ func (x *CreateTableSpaceStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Owner = m
@@ -37045,12 +37751,13 @@ func (x *CreateTableSpaceStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -37117,7 +37824,7 @@ func (x *DropTableSpaceStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.MissingOk = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -37196,7 +37903,8 @@ func (x *AlterTableSpaceOptionsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -37208,7 +37916,7 @@ func (x *AlterTableSpaceOptionsStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.IsReset = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -37310,7 +38018,8 @@ func (x *AlterTableMoveAllStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Roles = append(x.Roles, m)
@@ -37333,7 +38042,7 @@ func (x *AlterTableMoveAllStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Nowait = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -37419,12 +38128,13 @@ func (x *CreateExtensionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -37495,12 +38205,13 @@ func (x *AlterExtensionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -37599,12 +38310,13 @@ func (x *AlterExtensionContentsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Object = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -37688,7 +38400,8 @@ func (x *CreateFdwStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.FuncOptions = append(x.FuncOptions, m)
@@ -37699,12 +38412,13 @@ func (x *CreateFdwStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -37788,7 +38502,8 @@ func (x *AlterFdwStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.FuncOptions = append(x.FuncOptions, m)
@@ -37799,12 +38514,13 @@ func (x *AlterFdwStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -37947,12 +38663,13 @@ func (x *CreateForeignServerStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -38050,7 +38767,8 @@ func (x *AlterForeignServerStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -38062,7 +38780,7 @@ func (x *AlterForeignServerStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.HasVersion = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -38133,7 +38851,8 @@ func (x *CreateForeignTableStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CreateStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.BaseStmt = m
@@ -38155,12 +38874,13 @@ func (x *CreateForeignTableStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -38239,7 +38959,8 @@ func (x *CreateUserMappingStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.User = m
@@ -38268,12 +38989,13 @@ func (x *CreateUserMappingStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -38344,7 +39066,8 @@ func (x *AlterUserMappingStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.User = m
@@ -38366,12 +39089,13 @@ func (x *AlterUserMappingStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -38437,7 +39161,8 @@ func (x *DropUserMappingStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.User = m
@@ -38460,7 +39185,7 @@ func (x *DropUserMappingStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.MissingOk = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -38597,7 +39322,8 @@ func (x *ImportForeignSchemaStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TableList = append(x.TableList, m)
@@ -38608,12 +39334,13 @@ func (x *ImportForeignSchemaStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -38733,7 +39460,8 @@ func (x *CreatePolicyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Table = m
@@ -38762,7 +39490,8 @@ func (x *CreatePolicyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Roles = append(x.Roles, m)
@@ -38773,7 +39502,8 @@ func (x *CreatePolicyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Qual = m
@@ -38784,12 +39514,13 @@ func (x *CreatePolicyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WithCheck = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -38893,7 +39624,8 @@ func (x *AlterPolicyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Table = m
@@ -38904,7 +39636,8 @@ func (x *AlterPolicyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Roles = append(x.Roles, m)
@@ -38915,7 +39648,8 @@ func (x *AlterPolicyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Qual = m
@@ -38926,12 +39660,13 @@ func (x *AlterPolicyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WithCheck = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -39010,7 +39745,8 @@ func (x *CreateAmStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.HandlerName = append(x.HandlerName, m)
@@ -39026,7 +39762,7 @@ func (x *CreateAmStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Amtype = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -39239,7 +39975,8 @@ func (x *CreateTrigStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -39250,7 +39987,8 @@ func (x *CreateTrigStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Funcname = append(x.Funcname, m)
@@ -39261,7 +39999,8 @@ func (x *CreateTrigStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -39293,7 +40032,8 @@ func (x *CreateTrigStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Columns = append(x.Columns, m)
@@ -39304,7 +40044,8 @@ func (x *CreateTrigStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WhenClause = m
@@ -39315,7 +40056,8 @@ func (x *CreateTrigStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TransitionRels = append(x.TransitionRels, m)
@@ -39340,12 +40082,13 @@ func (x *CreateTrigStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Constrrel = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -39448,7 +40191,8 @@ func (x *CreateEventTrigStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Whenclause = append(x.Whenclause, m)
@@ -39459,12 +40203,13 @@ func (x *CreateEventTrigStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Funcname = append(x.Funcname, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -39535,7 +40280,7 @@ func (x *AlterEventTrigStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Tgenabled = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -39655,7 +40400,8 @@ func (x *CreatePLangStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Plhandler = append(x.Plhandler, m)
@@ -39666,7 +40412,8 @@ func (x *CreatePLangStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Plinline = append(x.Plinline, m)
@@ -39677,7 +40424,8 @@ func (x *CreatePLangStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Plvalidator = append(x.Plvalidator, m)
@@ -39689,7 +40437,7 @@ func (x *CreatePLangStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Pltrusted = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -39775,12 +40523,13 @@ func (x *CreateRoleStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -39851,7 +40600,8 @@ func (x *AlterRoleStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Role = m
@@ -39862,7 +40612,8 @@ func (x *AlterRoleStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -39874,7 +40625,7 @@ func (x *AlterRoleStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Action = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -39943,7 +40694,8 @@ func (x *AlterRoleSetStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Role = m
@@ -39965,12 +40717,13 @@ func (x *AlterRoleSetStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(VariableSetStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Setstmt = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -40030,7 +40783,8 @@ func (x *DropRoleStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Roles = append(x.Roles, m)
@@ -40042,7 +40796,7 @@ func (x *DropRoleStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.MissingOk = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -40129,7 +40883,8 @@ func (x *CreateSeqStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Sequence = m
@@ -40140,7 +40895,8 @@ func (x *CreateSeqStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -40166,7 +40922,7 @@ func (x *CreateSeqStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.IfNotExists = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -40245,7 +41001,8 @@ func (x *AlterSeqStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Sequence = m
@@ -40256,7 +41013,8 @@ func (x *AlterSeqStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -40275,7 +41033,7 @@ func (x *AlterSeqStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.MissingOk = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -40399,7 +41157,8 @@ func (x *DefineStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Defnames = append(x.Defnames, m)
@@ -40410,7 +41169,8 @@ func (x *DefineStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
@@ -40421,7 +41181,8 @@ func (x *DefineStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Definition = append(x.Definition, m)
@@ -40440,7 +41201,7 @@ func (x *DefineStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Replace = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -40527,7 +41288,8 @@ func (x *CreateDomainStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Domainname = append(x.Domainname, m)
@@ -40538,7 +41300,8 @@ func (x *CreateDomainStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = m
@@ -40549,7 +41312,8 @@ func (x *CreateDomainStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(CollateClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.CollClause = m
@@ -40560,12 +41324,13 @@ func (x *CreateDomainStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Constraints = append(x.Constraints, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -40670,7 +41435,8 @@ func (x *CreateOpClassStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Opclassname = append(x.Opclassname, m)
@@ -40681,7 +41447,8 @@ func (x *CreateOpClassStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Opfamilyname = append(x.Opfamilyname, m)
@@ -40703,7 +41470,8 @@ func (x *CreateOpClassStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Datatype = m
@@ -40714,7 +41482,8 @@ func (x *CreateOpClassStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Items = append(x.Items, m)
@@ -40726,7 +41495,7 @@ func (x *CreateOpClassStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.IsDefault = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -40836,7 +41605,8 @@ func (x *CreateOpClassItem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ObjectWithArgs)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Name = m
@@ -40854,7 +41624,8 @@ func (x *CreateOpClassItem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.OrderFamily = append(x.OrderFamily, m)
@@ -40865,7 +41636,8 @@ func (x *CreateOpClassItem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ClassArgs = append(x.ClassArgs, m)
@@ -40876,12 +41648,13 @@ func (x *CreateOpClassItem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Storedtype = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -40941,7 +41714,8 @@ func (x *CreateOpFamilyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Opfamilyname = append(x.Opfamilyname, m)
@@ -40957,7 +41731,7 @@ func (x *CreateOpFamilyStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Amname = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -41038,7 +41812,8 @@ func (x *AlterOpFamilyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Opfamilyname = append(x.Opfamilyname, m)
@@ -41067,12 +41842,13 @@ func (x *AlterOpFamilyStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Items = append(x.Items, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -41156,7 +41932,8 @@ func (x *DropStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Objects = append(x.Objects, m)
@@ -41189,7 +41966,7 @@ func (x *DropStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Concurrent = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -41257,7 +42034,8 @@ func (x *TruncateStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relations = append(x.Relations, m)
@@ -41276,7 +42054,7 @@ func (x *TruncateStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Behavior = DropBehavior(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -41349,7 +42127,8 @@ func (x *CommentStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Object = m
@@ -41365,7 +42144,7 @@ func (x *CommentStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Comment = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -41446,7 +42225,8 @@ func (x *SecLabelStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Object = m
@@ -41473,7 +42253,7 @@ func (x *SecLabelStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Label = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -41557,12 +42337,13 @@ func (x *DeclareCursorStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Query = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -41614,7 +42395,7 @@ func (x *ClosePortalStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Portalname = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -41711,7 +42492,7 @@ func (x *FetchStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Ismove = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -41979,7 +42760,8 @@ func (x *IndexStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -42012,7 +42794,8 @@ func (x *IndexStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.IndexParams = append(x.IndexParams, m)
@@ -42023,7 +42806,8 @@ func (x *IndexStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.IndexIncludingParams = append(x.IndexIncludingParams, m)
@@ -42034,7 +42818,8 @@ func (x *IndexStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -42045,7 +42830,8 @@ func (x *IndexStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WhereClause = m
@@ -42056,7 +42842,8 @@ func (x *IndexStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ExcludeOpNames = append(x.ExcludeOpNames, m)
@@ -42170,7 +42957,7 @@ func (x *IndexStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.ResetDefaultTblspc = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -42285,7 +43072,8 @@ func (x *CreateStatsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Defnames = append(x.Defnames, m)
@@ -42296,7 +43084,8 @@ func (x *CreateStatsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.StatTypes = append(x.StatTypes, m)
@@ -42307,7 +43096,8 @@ func (x *CreateStatsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Exprs = append(x.Exprs, m)
@@ -42318,7 +43108,8 @@ func (x *CreateStatsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relations = append(x.Relations, m)
@@ -42348,7 +43139,7 @@ func (x *CreateStatsStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.IfNotExists = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -42417,12 +43208,13 @@ func (x *StatsElem) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Expr = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -42493,7 +43285,8 @@ func (x *AlterStatsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Defnames = append(x.Defnames, m)
@@ -42504,7 +43297,8 @@ func (x *AlterStatsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Stxstattarget = m
@@ -42516,7 +43310,7 @@ func (x *AlterStatsStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.MissingOk = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -42646,7 +43440,8 @@ func (x *CreateFunctionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Funcname = append(x.Funcname, m)
@@ -42657,7 +43452,8 @@ func (x *CreateFunctionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Parameters = append(x.Parameters, m)
@@ -42668,7 +43464,8 @@ func (x *CreateFunctionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ReturnType = m
@@ -42679,7 +43476,8 @@ func (x *CreateFunctionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -42690,12 +43488,13 @@ func (x *CreateFunctionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.SqlBody = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -42783,7 +43582,8 @@ func (x *FunctionParameter) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ArgType = m
@@ -42801,12 +43601,13 @@ func (x *FunctionParameter) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Defexpr = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -42884,7 +43685,8 @@ func (x *AlterFunctionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ObjectWithArgs)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Func = m
@@ -42895,12 +43697,13 @@ func (x *AlterFunctionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Actions = append(x.Actions, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -42952,12 +43755,13 @@ func (x *DoStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Args = append(x.Args, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -43054,7 +43858,7 @@ func (x *InlineCodeBlock) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Atomic = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -43128,7 +43932,8 @@ func (x *CallStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(FuncCall)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Funccall = m
@@ -43139,7 +43944,8 @@ func (x *CallStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(FuncExpr)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Funcexpr = m
@@ -43150,12 +43956,13 @@ func (x *CallStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Outargs = append(x.Outargs, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -43203,7 +44010,7 @@ func (x *CallContext) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Atomic = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -43326,7 +44133,8 @@ func (x *RenameStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -43337,7 +44145,8 @@ func (x *RenameStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Object = m
@@ -43378,7 +44187,7 @@ func (x *RenameStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.MissingOk = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -43473,7 +44282,8 @@ func (x *AlterObjectDependsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -43484,7 +44294,8 @@ func (x *AlterObjectDependsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Object = m
@@ -43495,7 +44306,8 @@ func (x *AlterObjectDependsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(String)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Extname = m
@@ -43507,7 +44319,7 @@ func (x *AlterObjectDependsStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Remove = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -43599,7 +44411,8 @@ func (x *AlterObjectSchemaStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -43610,7 +44423,8 @@ func (x *AlterObjectSchemaStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Object = m
@@ -43633,7 +44447,7 @@ func (x *AlterObjectSchemaStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.MissingOk = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -43720,7 +44534,8 @@ func (x *AlterOwnerStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -43731,7 +44546,8 @@ func (x *AlterOwnerStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Object = m
@@ -43742,12 +44558,13 @@ func (x *AlterOwnerStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Newowner = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -43810,7 +44627,8 @@ func (x *AlterOperatorStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ObjectWithArgs)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Opername = m
@@ -43821,12 +44639,13 @@ func (x *AlterOperatorStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -43891,7 +44710,8 @@ func (x *AlterTypeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = append(x.TypeName, m)
@@ -43902,12 +44722,13 @@ func (x *AlterTypeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -44013,7 +44834,8 @@ func (x *RuleStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -44035,7 +44857,8 @@ func (x *RuleStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WhereClause = m
@@ -44060,7 +44883,8 @@ func (x *RuleStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Actions = append(x.Actions, m)
@@ -44072,7 +44896,7 @@ func (x *RuleStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Replace = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -44158,7 +44982,7 @@ func (x *NotifyStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.PayloadLocation = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -44210,7 +45034,7 @@ func (x *ListenStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Conditionname = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -44262,7 +45086,7 @@ func (x *UnlistenStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Conditionname = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -44361,7 +45185,8 @@ func (x *TransactionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -44402,7 +45227,7 @@ func (x *TransactionStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -44465,7 +45290,8 @@ func (x *CompositeTypeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Typevar = m
@@ -44476,12 +45302,13 @@ func (x *CompositeTypeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Coldeflist = append(x.Coldeflist, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -44546,7 +45373,8 @@ func (x *CreateEnumStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = append(x.TypeName, m)
@@ -44557,12 +45385,13 @@ func (x *CreateEnumStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Vals = append(x.Vals, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -44627,7 +45456,8 @@ func (x *CreateRangeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = append(x.TypeName, m)
@@ -44638,12 +45468,13 @@ func (x *CreateRangeStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Params = append(x.Params, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -44735,7 +45566,8 @@ func (x *AlterEnumStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = append(x.TypeName, m)
@@ -44787,7 +45619,7 @@ func (x *AlterEnumStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.SkipIfNewValExists = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -44890,7 +45722,8 @@ func (x *ViewStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.View = m
@@ -44901,7 +45734,8 @@ func (x *ViewStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Aliases = append(x.Aliases, m)
@@ -44912,7 +45746,8 @@ func (x *ViewStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Query = m
@@ -44930,7 +45765,8 @@ func (x *ViewStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -44942,7 +45778,7 @@ func (x *ViewStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.WithCheckOption = ViewCheckOption(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -44994,7 +45830,7 @@ func (x *LoadStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Filename = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45065,12 +45901,13 @@ func (x *CreatedbStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45141,12 +45978,13 @@ func (x *AlterDatabaseStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45198,7 +46036,7 @@ func (x *AlterDatabaseRefreshCollStmt) unmarshal(b []byte, depth int) error {
 			}
 			x.Dbname = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45267,12 +46105,13 @@ func (x *AlterDatabaseSetStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(VariableSetStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Setstmt = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45358,12 +46197,13 @@ func (x *DropdbStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45413,12 +46253,13 @@ func (x *AlterSystemStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(VariableSetStmt)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Setstmt = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45489,7 +46330,8 @@ func (x *ClusterStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -45511,12 +46353,13 @@ func (x *ClusterStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Params = append(x.Params, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45589,7 +46432,8 @@ func (x *VacuumStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -45600,7 +46444,8 @@ func (x *VacuumStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Rels = append(x.Rels, m)
@@ -45612,7 +46457,7 @@ func (x *VacuumStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.IsVacuumcmd = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45683,7 +46528,8 @@ func (x *VacuumRelation) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -45701,12 +46547,13 @@ func (x *VacuumRelation) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.VaCols = append(x.VaCols, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45769,7 +46616,8 @@ func (x *ExplainStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Query = m
@@ -45780,12 +46628,13 @@ func (x *ExplainStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45870,7 +46719,8 @@ func (x *CreateTableAsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Query = m
@@ -45881,7 +46731,8 @@ func (x *CreateTableAsStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(IntoClause)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Into = m
@@ -45907,7 +46758,7 @@ func (x *CreateTableAsStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.IfNotExists = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -45987,12 +46838,13 @@ func (x *RefreshMatViewStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -46018,14 +46870,14 @@ func (x *CheckPointStmt) unmarshal(b []byte, depth int) error {
 		return errDepth
 	}
 	for len(b) > 0 {
-		num, typ, n := consumeTag(b)
+		_, typ, n := consumeTag(b)
 		if n < 0 {
 			return errWire
 		}
 		b = b[n:]
 		switch {
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -46073,7 +46925,7 @@ func (x *DiscardStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Target = DiscardMode(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -46141,7 +46993,8 @@ func (x *LockStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relations = append(x.Relations, m)
@@ -46160,7 +47013,7 @@ func (x *LockStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Nowait = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -46220,7 +47073,8 @@ func (x *ConstraintsSetStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Constraints = append(x.Constraints, m)
@@ -46232,7 +47086,7 @@ func (x *ConstraintsSetStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Deferred = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -46318,7 +47172,8 @@ func (x *ReindexStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -46340,12 +47195,13 @@ func (x *ReindexStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Params = append(x.Params, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -46434,7 +47290,8 @@ func (x *CreateConversionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.ConversionName = append(x.ConversionName, m)
@@ -46467,7 +47324,8 @@ func (x *CreateConversionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.FuncName = append(x.FuncName, m)
@@ -46479,7 +47337,7 @@ func (x *CreateConversionStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Def = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -46567,7 +47425,8 @@ func (x *CreateCastStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Sourcetype = m
@@ -46578,7 +47437,8 @@ func (x *CreateCastStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Targettype = m
@@ -46589,7 +47449,8 @@ func (x *CreateCastStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ObjectWithArgs)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Func = m
@@ -46608,7 +47469,7 @@ func (x *CreateCastStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Inout = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -46703,7 +47564,8 @@ func (x *CreateTransformStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(TypeName)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.TypeName = m
@@ -46725,7 +47587,8 @@ func (x *CreateTransformStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ObjectWithArgs)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Fromsql = m
@@ -46736,12 +47599,13 @@ func (x *CreateTransformStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(ObjectWithArgs)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Tosql = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -46823,7 +47687,8 @@ func (x *PrepareStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Argtypes = append(x.Argtypes, m)
@@ -46834,12 +47699,13 @@ func (x *PrepareStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Query = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -46910,12 +47776,13 @@ func (x *ExecuteStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Params = append(x.Params, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -46997,7 +47864,7 @@ func (x *DeallocateStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -47057,7 +47924,8 @@ func (x *DropOwnedStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Roles = append(x.Roles, m)
@@ -47069,7 +47937,7 @@ func (x *DropOwnedStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Behavior = DropBehavior(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -47132,7 +48000,8 @@ func (x *ReassignOwnedStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Roles = append(x.Roles, m)
@@ -47143,12 +48012,13 @@ func (x *ReassignOwnedStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RoleSpec)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Newrole = m
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -47213,7 +48083,8 @@ func (x *AlterTSDictionaryStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Dictname = append(x.Dictname, m)
@@ -47224,12 +48095,13 @@ func (x *AlterTSDictionaryStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -47346,7 +48218,8 @@ func (x *AlterTSConfigurationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Cfgname = append(x.Cfgname, m)
@@ -47357,7 +48230,8 @@ func (x *AlterTSConfigurationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Tokentype = append(x.Tokentype, m)
@@ -47368,7 +48242,8 @@ func (x *AlterTSConfigurationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Dicts = append(x.Dicts, m)
@@ -47394,7 +48269,7 @@ func (x *AlterTSConfigurationStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.MissingOk = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -47468,7 +48343,8 @@ func (x *PublicationTable) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(RangeVar)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Relation = m
@@ -47479,7 +48355,8 @@ func (x *PublicationTable) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.WhereClause = m
@@ -47490,12 +48367,13 @@ func (x *PublicationTable) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Columns = append(x.Columns, m)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -47587,7 +48465,8 @@ func (x *PublicationObjSpec) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(PublicationTable)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Pubtable = m
@@ -47599,7 +48478,7 @@ func (x *PublicationObjSpec) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Location = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -47691,7 +48570,8 @@ func (x *CreatePublicationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -47702,7 +48582,8 @@ func (x *CreatePublicationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Pubobjects = append(x.Pubobjects, m)
@@ -47714,7 +48595,7 @@ func (x *CreatePublicationStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.ForAllTables = v != 0
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -47814,7 +48695,8 @@ func (x *AlterPublicationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -47825,7 +48707,8 @@ func (x *AlterPublicationStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Pubobjects = append(x.Pubobjects, m)
@@ -47844,7 +48727,7 @@ func (x *AlterPublicationStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Action = AlterPublicationAction(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -47955,7 +48838,8 @@ func (x *CreateSubscriptionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Publication = append(x.Publication, m)
@@ -47966,7 +48850,8 @@ func (x *CreateSubscriptionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -47978,7 +48863,7 @@ func (x *CreateSubscriptionStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.ConninfoLocation = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -48104,7 +48989,8 @@ func (x *AlterSubscriptionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Publication = append(x.Publication, m)
@@ -48115,7 +49001,8 @@ func (x *AlterSubscriptionStmt) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(Node)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Options = append(x.Options, m)
@@ -48127,7 +49014,7 @@ func (x *AlterSubscriptionStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.ConninfoLocation = int32(v)
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -48209,7 +49096,7 @@ func (x *DropSubscriptionStmt) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Behavior = DropBehavior(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -48302,7 +49189,7 @@ func (x *ScanToken) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.KeywordKind = KeywordKind(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -48412,7 +49299,8 @@ func (x *SummaryResult) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SummaryResult_Table)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Tables = append(x.Tables, m)
@@ -48448,7 +49336,8 @@ func (x *SummaryResult) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SummaryResult_Function)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.Functions = append(x.Functions, m)
@@ -48459,7 +49348,8 @@ func (x *SummaryResult) unmarshal(b []byte, depth int) error {
 			}
 			b = b[n:]
 			m := new(SummaryResult_FilterColumn)
-			if err := m.unmarshal(v, depth+1); err != nil {
+			err := m.unmarshal(v, depth+1)
+			if err != nil {
 				return err
 			}
 			x.FilterColumns = append(x.FilterColumns, m)
@@ -48486,7 +49376,7 @@ func (x *SummaryResult) unmarshal(b []byte, depth int) error {
 			}
 			x.TruncatedQuery = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -48591,7 +49481,7 @@ func (x *SummaryResult_Table) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Context = SummaryResult_Context(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -48696,7 +49586,7 @@ func (x *SummaryResult_Function) unmarshal(b []byte, depth int) error {
 			b = b[n:]
 			x.Context = SummaryResult_Context(int32(v))
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}
@@ -48786,7 +49676,7 @@ func (x *SummaryResult_FilterColumn) unmarshal(b []byte, depth int) error {
 			}
 			x.Column = s
 		default:
-			n = skipValue(num, typ, b)
+			n = skipValue(typ, b)
 			if n < 0 {
 				return errWire
 			}

@@ -345,7 +345,11 @@ func (g *gen) message(md protoreflect.MessageDescriptor) {
 	g.p("\t\treturn errDepth")
 	g.p("\t}")
 	g.p("\tfor len(b) > 0 {")
-	g.p("\t\tnum, typ, n := consumeTag(b)")
+	if len(fields) == 0 {
+		g.p("\t\t_, typ, n := consumeTag(b)")
+	} else {
+		g.p("\t\tnum, typ, n := consumeTag(b)")
+	}
 	g.p("\t\tif n < 0 {")
 	g.p("\t\t\treturn errWire")
 	g.p("\t\t}")
@@ -353,10 +357,10 @@ func (g *gen) message(md protoreflect.MessageDescriptor) {
 	g.p("\t\tswitch {")
 	sort.SliceStable(fields, func(i, j int) bool { return fields[i].fd.Number() < fields[j].fd.Number() })
 	for _, f := range fields {
-		g.decodeField(name, f)
+		g.decodeField(f)
 	}
 	g.p("\t\tdefault:")
-	g.p("\t\t\tn = skipValue(num, typ, b)")
+	g.p("\t\t\tn = skipValue(typ, b)")
 	g.p("\t\t\tif n < 0 {")
 	g.p("\t\t\t\treturn errWire")
 	g.p("\t\t\t}")
@@ -401,7 +405,39 @@ func scalar(fd protoreflect.FieldDescriptor, goT string) (wire, expr string) {
 	panic(fmt.Sprintf("field %s: kind %v not handled", fd.FullName(), fd.Kind()))
 }
 
-func (g *gen) decodeField(msg string, f field) {
+// readCase starts the decoder's case for field num on wire type wire: the
+// value read with read is v.
+func (g *gen) readCase(num protoreflect.FieldNumber, wire, read string) {
+	g.p("\t\tcase num == %d && typ == %s:", num, wire)
+	g.p("\t\t\tv, n := %s(b)", read)
+	g.p("\t\t\tif n < 0 {")
+	g.p("\t\t\t\treturn errWire")
+	g.p("\t\t\t}")
+	g.p("\t\t\tb = b[n:]")
+}
+
+// store sets the field to value: in its oneof wrapper, appended to its
+// list, or plainly.
+func (g *gen) store(f field, value string) {
+	switch {
+	case f.wrap != nil:
+		g.p("\t\t\tx.%s = &%s{%s: %s}", f.goName, f.wrap.Name(), f.inner, value)
+	case f.fd.IsList():
+		g.p("\t\t\tx.%s = append(x.%s, %s)", f.goName, f.goName, value)
+	default:
+		g.p("\t\t\tx.%s = %s", f.goName, value)
+	}
+}
+
+// checked writes a statement that yields err, and the return on it.
+func (g *gen) checked(stmt string) {
+	g.p("\t\t\t%s", stmt)
+	g.p("\t\t\tif err != nil {")
+	g.p("\t\t\t\treturn err")
+	g.p("\t\t\t}")
+}
+
+func (g *gen) decodeField(f field) {
 	fd := f.fd
 	num := fd.Number()
 	switch {
@@ -409,59 +445,21 @@ func (g *gen) decodeField(msg string, f field) {
 		if fd.MapKey().Kind() != protoreflect.StringKind || fd.MapValue().Kind() != protoreflect.StringKind {
 			panic(fmt.Sprintf("%s: only map<string,string> is handled", fd.FullName()))
 		}
-		g.p("\t\tcase num == %d && typ == wireBytes:", num)
-		g.p("\t\t\tv, n := consumeBytes(b)")
-		g.p("\t\t\tif n < 0 {")
-		g.p("\t\t\t\treturn errWire")
-		g.p("\t\t\t}")
-		g.p("\t\t\tb = b[n:]")
-		g.p("\t\t\tk, val, err := mapEntry(v)")
-		g.p("\t\t\tif err != nil {")
-		g.p("\t\t\t\treturn err")
-		g.p("\t\t\t}")
+		g.readCase(num, "wireBytes", "consumeBytes")
+		g.checked("k, val, err := mapEntry(v)")
 		g.p("\t\t\tif x.%s == nil {", f.goName)
 		g.p("\t\t\t\tx.%s = map[string]string{}", f.goName)
 		g.p("\t\t\t}")
 		g.p("\t\t\tx.%s[k] = val", f.goName)
 	case fd.Kind() == protoreflect.MessageKind:
-		mt := msgGoType(fd.Message()).Name()
-		g.p("\t\tcase num == %d && typ == wireBytes:", num)
-		g.p("\t\t\tv, n := consumeBytes(b)")
-		g.p("\t\t\tif n < 0 {")
-		g.p("\t\t\t\treturn errWire")
-		g.p("\t\t\t}")
-		g.p("\t\t\tb = b[n:]")
-		g.p("\t\t\tm := new(%s)", mt)
-		g.p("\t\t\tif err := m.unmarshal(v, depth+1); err != nil {")
-		g.p("\t\t\t\treturn err")
-		g.p("\t\t\t}")
-		switch {
-		case f.wrap != nil:
-			g.p("\t\t\tx.%s = &%s{%s: m}", f.goName, f.wrap.Name(), f.inner)
-		case fd.IsList():
-			g.p("\t\t\tx.%s = append(x.%s, m)", f.goName, f.goName)
-		default:
-			g.p("\t\t\tx.%s = m", f.goName)
-		}
+		g.readCase(num, "wireBytes", "consumeBytes")
+		g.p("\t\t\tm := new(%s)", msgGoType(fd.Message()).Name())
+		g.checked("err := m.unmarshal(v, depth+1)")
+		g.store(f, "m")
 	case fd.Kind() == protoreflect.StringKind:
-		g.p("\t\tcase num == %d && typ == wireBytes:", num)
-		g.p("\t\t\tv, n := consumeBytes(b)")
-		g.p("\t\t\tif n < 0 {")
-		g.p("\t\t\t\treturn errWire")
-		g.p("\t\t\t}")
-		g.p("\t\t\tb = b[n:]")
-		g.p("\t\t\ts, err := text(v)")
-		g.p("\t\t\tif err != nil {")
-		g.p("\t\t\t\treturn err")
-		g.p("\t\t\t}")
-		switch {
-		case f.wrap != nil:
-			g.p("\t\t\tx.%s = &%s{%s: s}", f.goName, f.wrap.Name(), f.inner)
-		case fd.IsList():
-			g.p("\t\t\tx.%s = append(x.%s, s)", f.goName, f.goName)
-		default:
-			g.p("\t\t\tx.%s = s", f.goName)
-		}
+		g.readCase(num, "wireBytes", "consumeBytes")
+		g.checked("s, err := text(v)")
+		g.store(f, "s")
 	default:
 		var goT string
 		if fd.Kind() == protoreflect.EnumKind {
@@ -472,47 +470,19 @@ func (g *gen) decodeField(msg string, f field) {
 		if wire == "wireFixed64" {
 			read = "consumeFixed64"
 		}
-		if f.wrap != nil {
-			g.p("\t\tcase num == %d && typ == %s:", num, wire)
-			g.p("\t\t\tv, n := %s(b)", read)
-			g.p("\t\t\tif n < 0 {")
-			g.p("\t\t\t\treturn errWire")
-			g.p("\t\t\t}")
-			g.p("\t\t\tb = b[n:]")
-			g.p("\t\t\tx.%s = &%s{%s: %s}", f.goName, f.wrap.Name(), f.inner, expr)
-			return
-		}
-		if fd.IsList() {
-			g.p("\t\tcase num == %d && typ == wireBytes:", num)
-			g.p("\t\t\tv, n := consumeBytes(b)")
-			g.p("\t\t\tif n < 0 {")
-			g.p("\t\t\t\treturn errWire")
-			g.p("\t\t\t}")
-			g.p("\t\t\tb = b[n:]")
-			g.p("\t\t\tfor len(v) > 0 {")
-			g.p("\t\t\t\tp := v")
-			g.p("\t\t\t\tvar n int")
-			g.p("\t\t\t\t{")
-			g.p("\t\t\t\t\tv, m := %s(p)", read)
-			g.p("\t\t\t\t\tif m < 0 {")
-			g.p("\t\t\t\t\t\treturn errWire")
-			g.p("\t\t\t\t\t}")
-			g.p("\t\t\t\t\tx.%s = append(x.%s, %s)", f.goName, f.goName, expr)
-			g.p("\t\t\t\t\tn = m")
+		if fd.IsList() && f.wrap == nil {
+			// Packed: the values one after another in one length-delimited run.
+			g.readCase(num, "wireBytes", "consumeBytes")
+			g.p("\t\t\tfor run := v; len(run) > 0; {")
+			g.p("\t\t\t\tv, m := %s(run)", read)
+			g.p("\t\t\t\tif m < 0 {")
+			g.p("\t\t\t\t\treturn errWire")
 			g.p("\t\t\t\t}")
-			g.p("\t\t\t\tv = p[n:]")
+			g.p("\t\t\t\tx.%s = append(x.%s, %s)", f.goName, f.goName, expr)
+			g.p("\t\t\t\trun = run[m:]")
 			g.p("\t\t\t}")
 		}
-		g.p("\t\tcase num == %d && typ == %s:", num, wire)
-		g.p("\t\t\tv, n := %s(b)", read)
-		g.p("\t\t\tif n < 0 {")
-		g.p("\t\t\t\treturn errWire")
-		g.p("\t\t\t}")
-		g.p("\t\t\tb = b[n:]")
-		if fd.IsList() {
-			g.p("\t\t\tx.%s = append(x.%s, %s)", f.goName, f.goName, expr)
-		} else {
-			g.p("\t\t\tx.%s = %s", f.goName, expr)
-		}
+		g.readCase(num, wire, read)
+		g.store(f, expr)
 	}
 }
