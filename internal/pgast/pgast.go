@@ -8,8 +8,9 @@
 // 2 ms at its first parse (issue 17). The types here are generated from
 // pg_query_go's (tree.go, by gen), decode without reflection, and walk
 // without it: every node is a Message whose children PgChildren yields in
-// field order, as protobuf's Range did. pgast_test.go holds the trees equal
-// to pg_query_go's on the corpora's SQL and by fuzzing.
+// field order (protobuf's Range visited the same nodes, in an order it
+// shuffles a little per build). pgast_test.go holds the trees and the
+// walks equal to pg_query_go's on the corpora's SQL and by fuzzing.
 package pgast
 
 //go:generate go run ./gen tree.go

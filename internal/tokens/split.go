@@ -18,7 +18,7 @@ import (
 //	\s+
 //
 // nextPiece does what the engine does, alternative by alternative, with
-// the backtracking worked out: split_test.go holds it to the expression.
+// the backtracking worked out: tokens_test.go holds it to the expression.
 // Every position starts some alternative, so the pieces tile the text.
 
 // Character classes of the expression.
