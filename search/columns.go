@@ -1,10 +1,12 @@
 package search
 
 import (
+	"bytes"
 	"math"
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/readmodel"
@@ -89,11 +91,18 @@ func setOf(words string) map[string]bool {
 // columnTerms are the index terms of a text: tokens stemmed, without
 // framing and storage words.
 func columnTerms(text string, fn func(term string)) {
+	columnTermBytes(text, nil, func(t []byte) { fn(string(t)) })
+}
+
+// columnTermBytes is columnTerms with each term as bytes that fn must
+// not keep, so that a caller that has seen most terms before allocates
+// nothing for them. buf is scratch space, returned for reuse.
+func columnTermBytes(text string, buf []byte, fn func(term []byte)) []byte {
 	framing, stop := questionWords.Get(), columnStopWords.Get()
-	tokenize([]byte(text), nil, func(tok []byte, _ int) {
-		t := string(tok)
-		if !framing[t] && !stop[t] && len(t) > 1 {
-			fn(stem(t))
+	// tokenize reads text and never writes it.
+	return tokenize(unsafe.Slice(unsafe.StringData(text), len(text)), buf, func(tok []byte, _ int) {
+		if len(tok) > 1 && !framing[string(tok)] && !stop[string(tok)] {
+			fn(stem(tok))
 		}
 	})
 }
@@ -102,24 +111,25 @@ func columnTerms(text string, fn func(term string)) {
 // that "manufacturer name" matches "naming the manufacturer" and "rated
 // power" matches "rate of power": plural s and ies, ing and ed, a doubled
 // final consonant left by them, and a final e. It is cruder than Porter's
-// and needs to be: both sides of a match are stemmed alike.
-func stem(t string) string {
+// and needs to be: both sides of a match are stemmed alike. It works in
+// t's own bytes, which the tokenizer's buffer lends.
+func stem(t []byte) []byte {
 	switch {
-	case len(t) > 4 && strings.HasSuffix(t, "ies"):
-		t = t[:len(t)-3] + "y"
-	case len(t) > 3 && strings.HasSuffix(t, "s") && !strings.HasSuffix(t, "ss") && !strings.HasSuffix(t, "us"):
+	case len(t) > 4 && bytes.HasSuffix(t, []byte("ies")):
+		t = append(t[:len(t)-3], 'y')
+	case len(t) > 3 && t[len(t)-1] == 's' && !bytes.HasSuffix(t, []byte("ss")) && !bytes.HasSuffix(t, []byte("us")):
 		t = t[:len(t)-1]
 	}
 	switch {
-	case len(t) > 5 && strings.HasSuffix(t, "ing"):
+	case len(t) > 5 && bytes.HasSuffix(t, []byte("ing")):
 		t = t[:len(t)-3]
-	case len(t) > 4 && strings.HasSuffix(t, "ed"):
+	case len(t) > 4 && bytes.HasSuffix(t, []byte("ed")):
 		t = t[:len(t)-2]
 	}
-	if n := len(t); n > 3 && t[n-1] == t[n-2] && !strings.ContainsRune("aeioulsz", rune(t[n-1])) {
+	if n := len(t); n > 3 && t[n-1] == t[n-2] && bytes.IndexByte([]byte("aeioulsz"), t[n-1]) < 0 {
 		t = t[:n-1]
 	}
-	if len(t) > 3 && strings.HasSuffix(t, "e") {
+	if len(t) > 3 && t[len(t)-1] == 'e' {
 		t = t[:len(t)-1]
 	}
 	return t

@@ -41,7 +41,7 @@ func (ix *Index) route(question string) (string, []BundleScore) {
 			return
 		}
 		seen[t] = true
-		bs := v.bundles[t]
+		bs := v.of(t)
 		if len(bs) == 0 {
 			return
 		}
@@ -91,22 +91,38 @@ func (ix *Index) route(question string) (string, []BundleScore) {
 
 // vocabulary is the stemmed words each bundle knows.
 type vocabulary struct {
-	names   []string           // bundle names, in snapshot order
-	bundles map[string][]int32 // word → the bundles that know it, ascending
+	names   []string         // bundle names, in snapshot order
+	ids     map[string]int32 // word → its entry in bundles
+	bundles [][]int32        // the bundles that know each word, ascending
+}
+
+// of returns the bundles that know a word.
+func (v *vocabulary) of(word string) []int32 {
+	if i, ok := v.ids[word]; ok {
+		return v.bundles[i]
+	}
+	return nil
 }
 
 // vocabulary returns the index's bundle vocabularies, read on first use.
 func (ix *Index) vocabulary() *vocabulary {
 	p := &ix.packs
 	p.vocabOnce.Do(func() {
-		v := &vocabulary{bundles: map[string][]int32{}}
+		v := &vocabulary{ids: map[string]int32{}}
 		s := ix.snap
+		var buf []byte
 		for b, br := range s.Bundles {
 			v.names = append(v.names, br.Name)
 			add := func(text string) {
-				columnTerms(text, func(t string) {
-					if l := v.bundles[t]; len(l) == 0 || l[len(l)-1] != int32(b) {
-						v.bundles[t] = append(l, int32(b))
+				buf = columnTermBytes(text, buf, func(t []byte) {
+					i, ok := v.ids[string(t)]
+					if !ok {
+						i = int32(len(v.bundles))
+						v.ids[string(t)] = i
+						v.bundles = append(v.bundles, nil)
+					}
+					if l := v.bundles[i]; len(l) == 0 || l[len(l)-1] != int32(b) {
+						v.bundles[i] = append(l, int32(b))
 					}
 				})
 			}
