@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/readmodel"
@@ -99,8 +98,7 @@ func columnTerms(text string, fn func(term string)) {
 // nothing for them. buf is scratch space, returned for reuse.
 func columnTermBytes(text string, buf []byte, fn func(term []byte)) []byte {
 	framing, stop := questionWords.Get(), columnStopWords.Get()
-	// tokenize reads text and never writes it.
-	return tokenize(unsafe.Slice(unsafe.StringData(text), len(text)), buf, func(tok []byte, _ int) {
+	return tokenize(textBytes(text), buf, func(tok []byte, _ int) {
 		if len(tok) > 1 && !framing[string(tok)] && !stop[string(tok)] {
 			fn(stem(tok))
 		}

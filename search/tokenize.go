@@ -3,6 +3,7 @@ package search
 import (
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -95,3 +96,7 @@ func Tokens(text string) []string {
 	tokenize([]byte(text), nil, func(tok []byte, _ int) { out = append(out, string(tok)) })
 	return out
 }
+
+// textBytes is s as bytes without a copy, for tokenize, which reads its
+// input and never writes it.
+func textBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
