@@ -167,7 +167,7 @@ func BuildWeighted(s *readmodel.Snapshot, w Weights) *Index {
 	per := (len(s.Concepts) + workers - 1) / workers
 	for w := range shards {
 		lo, hi := w*per, min(len(s.Concepts), (w+1)*per)
-		shards[w] = &shard{}
+		shards[w] = &shard{terms: map[string]int32{}}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -176,12 +176,12 @@ func BuildWeighted(s *readmodel.Snapshot, w Weights) *Index {
 	}
 	wg.Wait()
 
-	ix.terms = make(map[string]int32, len(shards[0].terms.names)*2)
+	ix.terms = make(map[string]int32, len(shards[0].names)*2)
 	var nEntries int
 	remaps := make([][]int32, workers)
 	for w, sh := range shards {
-		remap := make([]int32, len(sh.terms.names))
-		for local, name := range sh.terms.names {
+		remap := make([]int32, len(sh.names))
+		for local, name := range sh.names {
 			id, ok := ix.terms[name]
 			if !ok {
 				id = int32(len(ix.terms))
@@ -271,10 +271,11 @@ func lengthNorms(norm, lens []float32, total float64) float32 {
 
 // shard indexes a contiguous run of concepts with its own dictionary.
 type shard struct {
-	terms   termTable
-	entries []entry // the (term, frequency) pairs of each concept in turn
-	lo      int     // the first concept
-	ends    []int   // where each concept's entries end
+	terms   map[string]int32
+	names   []string // local term id → term
+	entries []entry  // the (term, frequency) pairs of each concept in turn
+	lo      int      // the first concept
+	ends    []int    // where each concept's entries end
 
 	keys      []nameKey // the names of its concepts
 	maxPhrase int
@@ -303,8 +304,12 @@ func (sh *shard) index(s *readmodel.Snapshot, lo, hi int, docLen []float32, w We
 			if name != nil && off >= name.from {
 				name.add(tok)
 			}
-			id := sh.terms.id(tok)
-			if int(id) == len(counts) {
+			id, ok := sh.terms[string(tok)]
+			if !ok {
+				id = int32(len(sh.names))
+				name := string(tok)
+				sh.terms[name] = id
+				sh.names = append(sh.names, name)
 				counts = append(counts, 0)
 			}
 			if counts[id] == 0 {
