@@ -149,10 +149,12 @@ func (f *folderFS) ReadFile(name string) ([]byte, error) {
 	}
 	dir, base := path.Split(name)
 	f.mu.Lock()
-	folder, err := f.folderFile(dir)
-	var content []byte
-	done := false
-	if err == nil {
+	var (
+		content []byte
+		done    bool
+		err     error
+	)
+	if folder, ferr := f.folderFile(dir); ferr == nil {
 		content, done, err = readIn(folder, base)
 	}
 	f.mu.Unlock()
@@ -162,6 +164,7 @@ func (f *folderFS) ReadFile(name string) ([]byte, error) {
 	if done {
 		return content, nil
 	}
+	// Open says why the folder or the file would not open.
 	file, err := f.open(name)
 	if err != nil {
 		return nil, err
