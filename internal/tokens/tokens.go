@@ -15,8 +15,10 @@ package tokens
 
 import (
 	_ "embed"
+	"encoding/binary"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/okf-tools/okf/internal/lazy"
 )
@@ -33,14 +35,30 @@ func Count(s string) int {
 		s = string([]rune(s))
 	}
 	n := 0
+	// Pieces that are no token cost a byte-pair merge each; a text repeats
+	// many (a table's rule, a column name), so each is merged once.
+	var merged map[string]int
 	for i := 0; i < len(s); {
 		end := nextPiece(s, i)
 		if end == i {
 			i++ // U+007F, in no piece
 			continue
 		}
-		n += v.countPiece(s[i:end])
+		piece := s[i:end]
 		i = end
+		if _, ok := v.rank(piece); ok {
+			n++
+			continue
+		}
+		c, ok := merged[piece]
+		if !ok {
+			if merged == nil {
+				merged = map[string]int{}
+			}
+			c = v.mergeCount(piece)
+			merged[piece] = c
+		}
+		n += c
 	}
 	return n
 }
@@ -74,9 +92,10 @@ func readTable() *table {
 	return t
 }
 
-func u32(at int) uint32 {
-	return uint32(blob[at]) | uint32(blob[at+1])<<8 | uint32(blob[at+2])<<16 | uint32(blob[at+3])<<24
-}
+// blobBytes is blob as bytes, read only, for single loads of its words.
+var blobBytes = unsafe.Slice(unsafe.StringData(blob), len(blob))
+
+func u32(at int) uint32 { return binary.LittleEndian.Uint32(blobBytes[at : at+4]) }
 
 // rank returns the rank of a token, or false when piece is none.
 func (t *table) rank(piece string) (uint32, bool) {
@@ -101,13 +120,4 @@ func (t *table) rank(piece string) (uint32, bool) {
 			return r, true
 		}
 	}
-}
-
-// countPiece counts the tokens byte-pair encoding makes of one piece of
-// the split: one when it is a token, else as many as the merges leave.
-func (t *table) countPiece(piece string) int {
-	if _, ok := t.rank(piece); ok {
-		return 1
-	}
-	return t.mergeCount(piece)
 }
