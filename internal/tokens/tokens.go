@@ -1,24 +1,21 @@
 // Package tokens counts tokens the way current models bill them, with the
 // o200k_base encoding embedded in the binary, so counting works offline.
 //
-// It counts as tiktoken does, without building anything first: the
-// vocabulary is a table generated into o200k.bin (by gen, from
-// tiktoken-go's), read where it lies in the binary, and the text is split
-// by a scanner that matches o200k's pre-tokenizer expression. tiktoken-go
-// built a map of 200,000 tokens (15 ms and 9 MB) and ran that expression
-// with a backtracking engine before it counted a word (issue 17);
-// tokens_test.go holds the counts equal to its on the corpora and by
-// fuzzing.
+// It counts as tiktoken-go does, with less built first: the vocabulary is
+// the tokens' lengths and bytes in o200k.bin (by gen, from tiktoken-go's),
+// over which the first count builds a 1 MB hash table (5 ms), and the text
+// is split by a scanner that matches o200k's pre-tokenizer expression.
+// tiktoken-go built a map of 200,000 tokens (15 ms and 9 MB) and ran that
+// expression with a backtracking engine (issue 17); tokens_test.go holds
+// the counts equal to its on the corpora and by fuzzing.
 package tokens
 
 //go:generate go run ./gen o200k.bin
 
 import (
 	_ "embed"
-	"encoding/binary"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/okf-tools/okf/internal/lazy"
 )
@@ -63,61 +60,99 @@ func Count(s string) int {
 	return n
 }
 
-// A view of blob; see internal/tokens/vocab for its layout.
+// table finds a token's rank from its bytes: an open-addressing table
+// over blob's tokens, built on first use. blob (see internal/tokens/vocab)
+// holds only the tokens' lengths and bytes, so that the repository keeps
+// no prebuilt table.
+//
+// A slot holds rank+1 (bits 0-17) and the top 14 bits of the token's
+// FNV-1a hash; 0 is empty. A token's bytes are found from its rank by the
+// offset of every 32nd rank and the lengths after it, so that the table
+// stays 1 MB: on this machine memory touched costs more than the adds.
 type table struct {
-	n, slots          uint32
-	offs, slot, bytes int // where each part starts in blob
+	slots   []uint32
+	every32 []uint32 // the offset in blob of ranks 0, 32, 64, …
+	lens    int      // where the lengths start in blob
 }
 
 const (
-	magic    = "o200kv1\n"
-	rankBits = 18
-	rankMask = 1<<rankBits - 1
+	magic      = "o200kv2\n"
+	rankBits   = 18
+	rankMask   = 1<<rankBits - 1
+	tableSlots = 1 << 18 // a load of 0.76 for o200k's 199,998 tokens
 )
 
 var vocabulary = lazy.Value[*table]{New: readTable}
 
-// readTable checks blob's header and finds its parts.
+// readTable checks blob's header and builds the table.
 func readTable() *table {
-	if !strings.HasPrefix(blob, magic) || len(blob) < len(magic)+8 {
+	m := len(magic)
+	if !strings.HasPrefix(blob, magic) || len(blob) < m+4 {
 		panic("tokens: o200k.bin is not the vocabulary file")
 	}
-	t := &table{n: u32(len(magic)), slots: u32(len(magic) + 4)}
-	t.offs = len(magic) + 8
-	t.slot = t.offs + 4*int(t.n+1)
-	t.bytes = t.slot + 4*int(t.slots)
-	if t.slots == 0 || t.slots&(t.slots-1) != 0 || t.bytes > len(blob) || t.bytes+int(u32(t.offs+4*int(t.n))) != len(blob) {
+	n := int(blob[m]) | int(blob[m+1])<<8 | int(blob[m+2])<<16 | int(blob[m+3])<<24
+	t := &table{slots: make([]uint32, tableSlots), every32: make([]uint32, 0, n/32+1), lens: m + 4}
+	off := t.lens + n
+	if n+1 >= 1<<rankBits || off > len(blob) {
+		panic("tokens: o200k.bin is truncated or corrupt")
+	}
+	for r := 0; r < n; r++ {
+		if r%32 == 0 {
+			t.every32 = append(t.every32, uint32(off))
+		}
+		l := int(blob[t.lens+r])
+		if l == 0 || off+l > len(blob) {
+			panic("tokens: o200k.bin is truncated or corrupt")
+		}
+		h := hash(blob[off : off+l])
+		i := h & (tableSlots - 1)
+		for t.slots[i] != 0 {
+			i = (i + 1) & (tableSlots - 1)
+		}
+		t.slots[i] = uint32(r+1) | h&^rankMask
+		off += l
+	}
+	if off != len(blob) {
 		panic("tokens: o200k.bin is truncated or corrupt")
 	}
 	return t
 }
 
-// blobBytes is blob as bytes, read only, for single loads of its words.
-var blobBytes = unsafe.Slice(unsafe.StringData(blob), len(blob))
+// hash is FNV-1a: tokens are short, and a byte at a time is as quick as
+// a word at a time on them (measured).
+func hash(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
 
-func u32(at int) uint32 { return binary.LittleEndian.Uint32(blobBytes[at : at+4]) }
+// token returns the bytes of the token of rank r.
+func (t *table) token(r int) string {
+	off := int(t.every32[r/32])
+	for k := r &^ 31; k < r; k++ {
+		off += int(blob[t.lens+k])
+	}
+	return blob[off : off+int(blob[t.lens+r])]
+}
 
 // rank returns the rank of a token, or false when piece is none.
 func (t *table) rank(piece string) (uint32, bool) {
-	h := uint32(2166136261) // FNV-1a, as the generator hashed
-	for i := 0; i < len(piece); i++ {
-		h ^= uint32(piece[i])
-		h *= 16777619
-	}
+	h := hash(piece)
 	tag := h &^ rankMask
-	mask := t.slots - 1
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := u32(t.slot + 4*int(i))
-		if s == 0 {
+	for i := h & (tableSlots - 1); ; i = (i + 1) & (tableSlots - 1) {
+		e := t.slots[i]
+		if e == 0 {
 			return 0, false
 		}
-		if s&^rankMask != tag {
+		if e&^rankMask != tag {
 			continue
 		}
-		r := s&rankMask - 1
-		at := t.offs + 4*int(r)
-		if a, b := u32(at), u32(at+4); int(b-a) == len(piece) && blob[t.bytes+int(a):t.bytes+int(b)] == piece {
-			return r, true
+		r := int(e&rankMask) - 1
+		if int(blob[t.lens+r]) == len(piece) && t.token(r) == piece {
+			return uint32(r), true
 		}
 	}
 }

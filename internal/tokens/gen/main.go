@@ -1,7 +1,6 @@
 // Command gen writes internal/tokens/o200k.bin, the o200k_base vocabulary
-// as internal/tokens reads it without building anything: every token's
-// bytes in rank order, their offsets, and an open-addressing table from
-// a token's FNV-1a hash to its rank. It reads the vocabulary from
+// as internal/tokens reads it: every token's length and bytes in rank
+// order (see internal/tokens/vocab). It reads the vocabulary from
 // tiktoken-go, decoding each rank. Run it with go generate in
 // internal/tokens after upgrading tiktoken-go.
 package main

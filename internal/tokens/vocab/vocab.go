@@ -12,30 +12,13 @@ import (
 )
 
 // Magic starts the file.
-const Magic = "o200kv1\n"
+const Magic = "o200kv2\n"
 
-// Slots is the size of the hash table, a power of two: a load of 0.76.
-// A slot holds rank+1 in its low RankBits and the hash's top bits above,
-// so that a probe tells most tokens apart without reading their bytes.
-const (
-	Slots    = 1 << 18
-	RankBits = 18
-)
-
-// Hash is FNV-1a over a token's bytes.
-func Hash(s string) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h ^= uint32(s[i])
-		h *= 16777619
-	}
-	return h
-}
-
-// Build returns the file: the magic, the number of tokens n and of slots
-// (uint32 little-endian each), n+1 offsets into the bytes, the slots
-// (0 for empty; linear probing from Hash), and the tokens' bytes
-// in rank order.
+// Build returns the file: the magic, the number of tokens n (uint32
+// little-endian), each token's length in rank order (a byte each: none is
+// longer than 128), and their bytes in rank order. internal/tokens builds
+// its lookup table from it on first use; a prebuilt one would more than
+// double the file.
 func Build() ([]byte, error) {
 	codec, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
@@ -48,8 +31,8 @@ func Build() ([]byte, error) {
 		if err != nil {
 			break
 		}
-		if s == "" || seen[s] {
-			return nil, fmt.Errorf("rank %d: empty or repeated token %q", rank, s)
+		if s == "" || len(s) > 255 || seen[s] {
+			return nil, fmt.Errorf("rank %d: empty, overlong or repeated token %q", rank, s)
 		}
 		seen[s] = true
 		tokens = append(tokens, s)
@@ -57,31 +40,9 @@ func Build() ([]byte, error) {
 	if len(tokens) < 199_000 {
 		return nil, fmt.Errorf("read %d tokens of o200k_base, expected 199,998", len(tokens))
 	}
-	n := len(tokens)
-	le := binary.LittleEndian
-	out := []byte(Magic)
-	out = le.AppendUint32(out, uint32(n))
-	out = le.AppendUint32(out, Slots)
-	off := uint32(0)
+	out := binary.LittleEndian.AppendUint32([]byte(Magic), uint32(len(tokens)))
 	for _, t := range tokens {
-		out = le.AppendUint32(out, off)
-		off += uint32(len(t))
-	}
-	out = le.AppendUint32(out, off)
-	if n+1 >= 1<<RankBits {
-		return nil, fmt.Errorf("%d tokens do not fit %d bits", n, RankBits)
-	}
-	slots := make([]uint32, Slots)
-	for rank, t := range tokens {
-		h := Hash(t)
-		i := h & (Slots - 1)
-		for slots[i] != 0 {
-			i = (i + 1) & (Slots - 1)
-		}
-		slots[i] = uint32(rank) + 1 | h>>RankBits<<RankBits
-	}
-	for _, s := range slots {
-		out = le.AppendUint32(out, s)
+		out = append(out, byte(len(t)))
 	}
 	for _, t := range tokens {
 		out = append(out, t...)
