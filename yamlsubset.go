@@ -18,9 +18,13 @@ import (
 // yaml.v3 then reads. yamlsubset_test.go and FuzzSimpleYAML hold the two
 // to each other.
 
-// maxSimpleDepth bounds the nesting simpleYAML follows; deeper frontmatter
-// goes to yaml.v3.
-const maxSimpleDepth = 32
+// maxSimpleDepth bounds the nesting simpleYAML follows, and maxSimpleKeys
+// the keys of one mapping, whose repeats it finds by a scan of those before;
+// deeper or wider frontmatter goes to yaml.v3, in time linear in its size.
+const (
+	maxSimpleDepth = 32
+	maxSimpleKeys  = 64
+)
 
 type yamlLine struct {
 	indent int    // leading spaces
@@ -120,7 +124,7 @@ func (r *yamlSubset) mapping(indent int) (*yaml.Node, bool) {
 			return nil, false
 		}
 		key := string(line.text[:colon])
-		if mapValue(m, key) != nil || yamlplain.ReadsAs(key) != yamlplain.String {
+		if len(m.Content) == 2*maxSimpleKeys || mapValue(m, key) != nil || yamlplain.ReadsAs(key) != yamlplain.String {
 			return nil, false
 		}
 		keyNode := r.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: line.num, Column: indent + 1})

@@ -70,6 +70,15 @@ func nodeLine(n *yaml.Node) string {
 		n.Kind, n.Tag, n.Value, n.Style, n.Line, n.Column, len(n.Content))
 }
 
+// manyKeys is a mapping of n keys.
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "key_%d: value\n", i)
+	}
+	return b.String()
+}
+
 func TestSimpleYAMLCases(t *testing.T) {
 	for _, tc := range []struct {
 		src  string
@@ -111,6 +120,8 @@ func TestSimpleYAMLCases(t *testing.T) {
 		{"a: [b,]\n", false},                            // a trailing comma
 		{"a: b\n- c\n", false},                          // a list beside keys
 		{strings.Repeat("a:\n ", 40) + "b: c\n", false}, // deeper than maxSimpleDepth
+		{manyKeys(maxSimpleKeys), true},
+		{manyKeys(maxSimpleKeys + 1), false}, // wider than maxSimpleKeys: no quadratic scan
 	} {
 		got := sameAsYAMLV3(t, []byte(tc.src))
 		if got != tc.read {
