@@ -54,18 +54,23 @@ type packData struct {
 
 // columnIndex returns the column index of a bundle.
 func (ix *Index) columnIndex(bundle string) *columnIndex {
-	p := &ix.packs
+	return perBundle(&ix.packs, &ix.packs.columns, bundle, func() *columnIndex { return buildColumnIndex(ix.snap, bundle) })
+}
+
+// perBundle returns a bundle's entry of a cache of p, building it on
+// first use under p's lock.
+func perBundle[T any](p *packData, cache *map[string]*T, bundle string, build func() *T) *T {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ci, ok := p.columns[bundle]; ok {
-		return ci
+	if v, ok := (*cache)[bundle]; ok {
+		return v
 	}
-	if p.columns == nil {
-		p.columns = map[string]*columnIndex{}
+	if *cache == nil {
+		*cache = map[string]*T{}
 	}
-	ci := buildColumnIndex(ix.snap, bundle)
-	p.columns[bundle] = ci
-	return ci
+	v := build()
+	(*cache)[bundle] = v
+	return v
 }
 
 // columnStopWords are words of column meanings that say how a value is

@@ -56,15 +56,10 @@ type exampleIndex struct {
 // exampleIndex returns the worked examples of a bundle, built on first
 // use.
 func (ix *Index) exampleIndex(bundle string) *exampleIndex {
-	p := &ix.packs
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if ei, ok := p.examples[bundle]; ok {
-		return ei
-	}
-	if p.examples == nil {
-		p.examples = map[string]*exampleIndex{}
-	}
+	return perBundle(&ix.packs, &ix.packs.examples, bundle, func() *exampleIndex { return ix.buildExampleIndex(bundle) })
+}
+
+func (ix *Index) buildExampleIndex(bundle string) *exampleIndex {
 	ei := &exampleIndex{df: map[string]int{}}
 	tables := map[string]int{}
 	if sp, ok := ix.span(bundle); ok {
@@ -95,7 +90,6 @@ func (ix *Index) exampleIndex(bundle string) *exampleIndex {
 			}
 		}
 	}
-	p.examples[bundle] = ei
 	return ei
 }
 
