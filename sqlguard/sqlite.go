@@ -78,19 +78,27 @@ func (s *SQLite) loadTables(allow []string) error {
 	if err != nil {
 		return err
 	}
-	if s.schema, err = loadSQLiteSchema(sc.conn); err != nil {
+	if err := s.readTables(sc, allow); err != nil {
 		sc.conn.Close()
 		return err
 	}
-	// The connection that read the schema gets the authorizer and becomes
-	// the first idle one: a command that runs one query opens one.
-	if err := sc.conn.SetAuthorizer(sc.authorize(s)); err != nil {
-		sc.conn.Close()
-		return err
-	}
+	// The connection that read the schema, its authorizer now set, is the
+	// first idle one: a command that runs one query opens one.
 	s.slots <- struct{}{}
+	s.mu.Lock()
 	s.openNow++
+	s.mu.Unlock()
 	s.idle <- sc
+	return nil
+}
+
+// readTables reads the schema through sc, decides the readable tables and
+// sets sc's authorizer, which reads them.
+func (s *SQLite) readTables(sc *sqliteConn, allow []string) error {
+	var err error
+	if s.schema, err = loadSQLiteSchema(sc.conn); err != nil {
+		return err
+	}
 	present := map[string]bool{}
 	for key := range s.schema.catalog.Tables {
 		present[strings.TrimPrefix(key, "main.")] = true
@@ -107,7 +115,7 @@ func (s *SQLite) loadTables(allow []string) error {
 			s.tables[t] = true
 		}
 	}
-	return nil
+	return sc.conn.SetAuthorizer(sc.authorize(s))
 }
 
 // open makes a connection with every layer in place. The order matters:

@@ -2,6 +2,7 @@ package sqlguard
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -138,6 +139,23 @@ func TestOneQueryOneConnection(t *testing.T) {
 		if _, err := eng.Run(ctx, sql, nil, lim); err == nil {
 			t.Errorf("%s ran on the connection that read the schema", sql)
 		}
+	}
+}
+
+// TestRefusedOpenLeavesNoConnection: a file whose allowlist names a table
+// it lacks is refused at open, and the connection that read its schema is
+// closed, not parked where nothing will ever close it (okf serve opens
+// databases for as long as it runs).
+func TestRefusedOpenLeavesNoConnection(t *testing.T) {
+	abs, _ := filepath.Abs(sqliteFixture(t))
+	s := &SQLite{uri: "file:" + abs + "?mode=ro", opts: Options{}.withDefaults(), denied: map[string][]string{},
+		slots: make(chan struct{}, 4), idle: make(chan *sqliteConn, 4)}
+	if err := s.loadTables([]string{"heroes"}); err == nil {
+		t.Fatal("an allowlist naming a missing table was taken")
+	}
+	if s.dials != 1 || s.OpenConns() != 0 || len(s.idle) != 0 || len(s.slots) != 0 {
+		t.Errorf("after a refused open: %d opened, %d open, %d idle, %d slots taken; want 1, 0, 0, 0",
+			s.dials, s.OpenConns(), len(s.idle), len(s.slots))
 	}
 }
 
