@@ -114,6 +114,9 @@ type Event struct {
 	// Truncated says the reply was cut at the output token limit: its
 	// calls are not run, and the model is asked once to go on.
 	Truncated bool
+	// Retry says why the reply broke off: what the step showed of it is
+	// void, nothing of it runs, and the model is asked again.
+	Retry string
 }
 
 // Outcome is a finished run: its record, and the rows of the submitted
@@ -207,11 +210,22 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 		req.Stream = cfg.stream(n)
 		resp, err := cfg.Model.Chat(ctx, req)
 		if err != nil {
-			// A call that never answered still took its time.
+			// A call that never answered still took its time; one the
+			// endpoint answered with a reply that broke off or could not
+			// be read is a model call, with what it was billed.
 			var ce *llm.CallError
 			if errors.As(err, &ce) {
 				rec.WaitSeconds += ce.Waited.Seconds()
 				rec.RequestID = ce.RequestID
+				if ce.Answered > 0 {
+					rec.LLMCalls++
+					rec.Usage = rec.Usage.Add(ce.Usage)
+					costKnown = costKnown && ce.Cost != nil
+					if ce.Cost != nil {
+						cost += *ce.Cost
+					}
+					rec.Steps = append(rec.Steps, trace.Step{N: n, Usage: ce.Usage, Cost: ce.Cost, WaitMS: ce.Waited.Milliseconds(), Retries: ce.Retries, RequestID: ce.RequestID})
+				}
 			}
 			fail("%v", err)
 			return out
@@ -223,9 +237,8 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 		rec.Usage = rec.Usage.Add(resp.Usage)
 		rec.ModelSeconds += resp.ModelTime.Seconds()
 		rec.WaitSeconds += resp.Waited.Seconds()
-		if resp.Cost == nil {
-			costKnown = false
-		} else {
+		costKnown = costKnown && resp.Cost != nil
+		if resp.Cost != nil {
 			cost += *resp.Cost
 		}
 		step := trace.Step{
@@ -299,6 +312,7 @@ func (c *Config) stream(n int) *llm.Stream {
 		OnToolCall: func(tc llm.ToolCall) {
 			c.emit(Event{Step: n, Pending: &trace.Call{Tool: tc.Name, Arguments: tc.Arguments}})
 		},
+		OnRetry: func(err error) { c.emit(Event{Step: n, Retry: err.Error()}) },
 	}
 }
 

@@ -186,3 +186,85 @@ func TestFailedCallKeepsTheRequestID(t *testing.T) {
 		t.Errorf("steps %+v", r.Steps)
 	}
 }
+
+// TestBrokenReplies: a streamed reply that breaks off mid-call (the
+// stream ends cleanly before its last event) never runs the fragment of
+// its tool call: with retries the step is asked again, the display told,
+// and the run submits; without, the run fails saying the reply broke off,
+// and the call still counts what the provider reported it used.
+func TestBrokenReplies(t *testing.T) {
+	s := newShop(t)
+	question := "How many orders are there?"
+	count := llmtest.Turn{Calls: []llmtest.Call{{Name: "run_sql", Arguments: args(map[string]any{"database": "shop", "sql": "SELECT count(*) FROM orders"})}}, Input: 1500, Output: 20}
+	submit := llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: args(map[string]any{"sql": "SELECT count(*) FROM orders", "answer": "3."})}}, Input: 1600, Output: 30}
+	for _, provider := range []string{llm.OpenAI, llm.Anthropic} {
+		t.Run(provider, func(t *testing.T) {
+			// The events before the call's second half: OpenAI's first
+			// chunk, then its first half; Anthropic's message_start, a
+			// ping, the block's start and its first half.
+			cut := count
+			cut.CutAfter = map[string]int{llm.OpenAI: 2, llm.Anthropic: 4}[provider]
+			srv := llmtest.New(t, cut, count, submit)
+			cfg := s.config(t, client(t, srv, provider, false), agent.Context)
+			var retries []string
+			cfg.OnEvent = func(e agent.Event) {
+				if e.Retry != "" {
+					retries = append(retries, e.Retry)
+				}
+			}
+			r := agent.Run(context.Background(), cfg, question, "").Record
+			if r.StopReason != trace.Submitted || r.LLMCalls != 2 || r.SQLAttempts != 2 || len(srv.Requests()) != 3 || r.Steps[0].Retries != 1 {
+				t.Errorf("retried: stop %s (%s), %d calls, %d SQL attempts, %d requests, steps %+v", r.StopReason, r.Error, r.LLMCalls, r.SQLAttempts, len(srv.Requests()), r.Steps)
+			}
+			if len(retries) != 1 || !strings.Contains(retries[0], "the reply broke off") {
+				t.Errorf("the display heard retries %q", retries)
+			}
+			srv = llmtest.New(t, cut)
+			c, err := llm.New(llm.Config{Provider: provider, Model: "m", BaseURL: map[string]string{llm.OpenAI: srv.OpenAIURL(), llm.Anthropic: srv.URL}[provider],
+				MaxRetries: -1, Price: &llm.Price{Input: 3, Output: 15}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg = s.config(t, c, agent.Context)
+			cfg.OnEvent = func(agent.Event) {}
+			r = agent.Run(context.Background(), cfg, question, "").Record
+			if r.StopReason != trace.Failed || !strings.Contains(r.Error, "the reply broke off") || r.SQLAttempts != 0 || r.LLMCalls != 1 || len(r.Steps) != 1 {
+				t.Errorf("not retried: stop %s (%s), %d SQL attempts, %d calls, steps %+v", r.StopReason, r.Error, r.SQLAttempts, r.LLMCalls, r.Steps)
+			}
+			// Anthropic says the input at the start; OpenAI only at the end.
+			if provider == llm.Anthropic && (r.Usage.Input != 1500 || r.Cost == nil || *r.Cost <= 0) || provider == llm.OpenAI && (r.Usage.Input != 0 || r.Cost != nil) {
+				t.Errorf("not retried: usage %+v, cost %v", r.Usage, r.Cost)
+			}
+		})
+	}
+}
+
+// TestWholeRepliesToStreams: an endpoint that ignores stream: true and
+// answers whole JSON gives the run the record the same conversation gives
+// unstreamed, tokens and cost included.
+func TestWholeRepliesToStreams(t *testing.T) {
+	s := newShop(t)
+	question := "What is the net order value of each order?"
+	for _, provider := range []string{llm.OpenAI, llm.Anthropic} {
+		t.Run(provider, func(t *testing.T) {
+			var records []string
+			for _, ignore := range []bool{false, true} {
+				turns := repairTurns(question)
+				for i := range turns {
+					turns[i].IgnoreStream = ignore
+				}
+				srv := llmtest.New(t, turns...)
+				cfg := s.config(t, client(t, srv, provider, !ignore), agent.Context)
+				cfg.OnEvent = func(agent.Event) {}
+				r := agent.Run(context.Background(), cfg, question, "").Record
+				if r.StopReason != trace.Submitted || r.Usage.Input != 7000 || r.Cost == nil {
+					t.Fatalf("ignoring the stream %v: stop %s (%s), usage %+v", ignore, r.StopReason, r.Error, r.Usage)
+				}
+				records = append(records, comparable(r))
+			}
+			if records[0] != records[1] {
+				t.Errorf("the record differs:\nunstreamed\n%s\nstream ignored\n%s", records[0], records[1])
+			}
+		})
+	}
+}

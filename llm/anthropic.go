@@ -78,16 +78,17 @@ func (m *anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
 		headers["x-api-key"] = m.c.APIKey
 	}
 	acc := anStream{stream: req.Stream, model: m.c.Name}
-	var consume func(io.Reader) error
+	x := exchange{path: "/v1/messages", headers: headers, body: body, reply: &acc.reply, parseErr: anthropicError}
 	if stream {
-		consume = acc.read
+		x.stream = &acc
 	}
-	a, err := m.exchange(ctx, "/v1/messages", headers, body, consume, &acc.reply, anthropicError)
+	a, err := m.call(ctx, x)
 	if err != nil {
-		return nil, err
+		return nil, m.charge(err, acc.lost.Add(acc.reply.Usage.usage()))
 	}
 	out := m.response(&acc.reply, a)
-	if !stream {
+	m.settle(out, acc.lost)
+	if !stream || a.whole {
 		req.Stream.replay(out.Message)
 	}
 	return out, nil
@@ -185,15 +186,22 @@ func (m *anthropic) response(r *anResponse, a *attempt) *Response {
 	if r.Usage == nil {
 		return out // no usage, no price: the cost is unknown, not 0
 	}
-	u := r.Usage
-	out.Usage = Usage{
+	out.Usage = r.Usage.usage()
+	out.Cost = m.c.Price.Cost(out.Usage)
+	return out
+}
+
+// usage is what the provider reported, none when it reported nothing.
+func (u *anUsage) usage() Usage {
+	if u == nil {
+		return Usage{}
+	}
+	return Usage{
 		Input:      u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
 		Output:     u.OutputTokens,
 		Cached:     u.CacheReadInputTokens,
 		CacheWrite: u.CacheCreationInputTokens,
 	}
-	out.Cost = m.c.Price.Cost(out.Usage)
-	return out
 }
 
 // toolCall is a tool_use block as a call, its input compacted so that it
@@ -212,8 +220,19 @@ func (b anBlock) toolCall() ToolCall {
 type anStream struct {
 	stream *Stream
 	model  string
-	reply  anResponse
-	parts  []*strings.Builder // each block's text or partial_json, joined once it is whole
+	// lost is what the attempts that broke off were billed.
+	lost  Usage
+	reply anResponse
+	parts []*strings.Builder // each block's text or partial_json, joined once it is whole
+	// stopped is set by message_stop, the stream's last event.
+	stopped bool
+}
+
+// retry keeps what a broken attempt was billed and starts afresh.
+func (s *anStream) retry(err error) {
+	s.lost = s.lost.Add(s.reply.Usage.usage())
+	*s = anStream{stream: s.stream, model: s.model, lost: s.lost}
+	s.stream.retry(err)
 }
 
 type anEvent struct {
@@ -239,9 +258,14 @@ type anEvent struct {
 // maxStreamBlocks bounds the content blocks of one streamed reply.
 const maxStreamBlocks = 256
 
+// read assembles one attempt's reply, whole at message_stop: a stream
+// that ends before it broke off.
 func (s *anStream) read(r io.Reader) error {
 	if err := s.events(r); err != nil {
 		return err
+	}
+	if !s.stopped {
+		return errUnfinished
 	}
 	for i := range s.reply.Content {
 		if b := &s.reply.Content[i]; b.Type == "text" {
@@ -313,6 +337,7 @@ func (s *anStream) events(r io.Reader) error {
 				s.reply.Usage.OutputTokens = e.Usage.OutputTokens
 			}
 		case "message_stop":
+			s.stopped = true
 			return io.EOF
 		case "error":
 			if e.Error != nil {

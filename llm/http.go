@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -81,11 +82,23 @@ func requestID(h http.Header) string {
 
 // attempt is the outcome of posting a request, with retries.
 type attempt struct {
-	body      []byte // the reply, when read whole
+	body []byte // the reply, when read whole
+	// whole is set when an endpoint answered a streaming request with
+	// the whole reply.
+	whole     bool
 	modelTime time.Duration
 	waited    time.Duration
 	retries   int
+	// answered counts the failed attempts the endpoint answered (200):
+	// replies that broke off, which the provider may have billed.
+	answered  int
 	requestID string
+}
+
+// failed is the CallError of a call whose reply, once answered, could
+// not be read.
+func (a *attempt) failed(err error) *CallError {
+	return &CallError{Err: err, Waited: a.waited + a.modelTime, Retries: a.retries, RequestID: a.requestID, Answered: a.answered + 1}
 }
 
 // CallError is a call that failed, with the time it took: what a run
@@ -98,27 +111,64 @@ type CallError struct {
 	// RequestID is the provider's id of the last failed attempt, if it
 	// gave one.
 	RequestID string
+	// Answered counts the attempts the endpoint answered with a reply
+	// that broke off or could not be read: model calls, perhaps billed.
+	// Usage is what the provider reported of them, and Cost its price
+	// (nil when unknown).
+	Answered int
+	Usage    Usage
+	Cost     *float64
 }
 
 func (e *CallError) Error() string { return e.Err.Error() }
 func (e *CallError) Unwrap() error { return e.Err }
 
-// exchange sends a request body to the endpoint's path and decodes the
-// reply into reply: read whole, or, when streamed is set, assembled by it
-// from the stream of events (into reply too).
-func (m *httpModel) exchange(ctx context.Context, path string, headers map[string]string, body any, streamed func(io.Reader) error,
-	reply any, parseErr func([]byte) (string, string)) (*attempt, error) {
-	data, err := json.Marshal(body)
+// streamReader reads the 200 replies of a streaming request, one attempt
+// at a time.
+type streamReader interface {
+	// read assembles one attempt's events, from the start. An error that
+	// is a *brokeOff is worth asking again.
+	read(r io.Reader) error
+	// retry hears that the attempt broke off and is made again.
+	retry(err error)
+}
+
+// brokeOff is a streamed reply that ended before it was whole: the
+// connection failed, or the stream ended, cleanly, before its last event
+// (a proxy's timeout, a server that died mid-reply). Like a connection
+// refused, it is asked again; unlike a model's error, it is never read as
+// an answer.
+type brokeOff struct{ err error }
+
+func (e *brokeOff) Error() string { return "the reply broke off: " + e.err.Error() }
+func (e *brokeOff) Unwrap() error { return e.err }
+
+// exchange is one call: its request, the endpoint's path and headers,
+// and where the reply goes.
+type exchange struct {
+	path    string
+	headers map[string]string
+	body    any
+	// stream, when set, reads a streamed reply (into reply); an endpoint
+	// that answers whole is decoded into reply as without it.
+	stream   streamReader
+	reply    any
+	parseErr func([]byte) (typ, msg string)
+}
+
+// call sends an exchange's request and decodes the reply.
+func (m *httpModel) call(ctx context.Context, x exchange) (*attempt, error) {
+	data, err := json.Marshal(x.body)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: encoding the request: %w", m.c.Name, err)
 	}
-	a, err := m.post(ctx, strings.TrimSuffix(m.c.BaseURL, "/")+path, headers, data, streamed, parseErr)
+	a, err := m.post(ctx, strings.TrimSuffix(m.c.BaseURL, "/")+x.path, x.headers, data, x.stream, x.parseErr)
 	if err != nil {
 		return nil, err
 	}
-	if streamed == nil {
-		if err := json.Unmarshal(a.body, reply); err != nil {
-			return nil, fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err)
+	if x.stream == nil || a.whole {
+		if err := json.Unmarshal(a.body, x.reply); err != nil {
+			return nil, a.failed(fmt.Errorf("model %s: malformed reply: %w", m.c.Name, err))
 		}
 	}
 	return a, nil
@@ -126,17 +176,18 @@ func (m *httpModel) exchange(ctx context.Context, path string, headers map[strin
 
 // post sends body to url with headers, retrying as retryable says with
 // the delay the server asks for (retry-after-ms, Retry-After) or a
-// jittered exponential backoff. consume, when set, reads a 200 reply's
-// body as a stream of events as they arrive, and a stream that fails once
-// it has begun is not retried, since what it gave may already be shown;
-// without it the reply is read whole into the attempt's body.
-// parseErr turns an error body into a type and message. Its errors are
-// *CallError.
-func (m *httpModel) post(ctx context.Context, url string, headers map[string]string, body []byte, consume func(io.Reader) error,
+// jittered exponential backoff. stream, when set, reads a 200 reply's
+// events as they arrive; a reply that breaks off is asked again as a
+// failed connection is, the stream told first, and one that fails
+// otherwise (the provider's error event, a malformed event) is not.
+// Without it, or when the endpoint answers one JSON object all the same,
+// the reply is read whole into the attempt's body. parseErr turns an
+// error body into a type and message. Its errors are *CallError.
+func (m *httpModel) post(ctx context.Context, url string, headers map[string]string, body []byte, stream streamReader,
 	parseErr func([]byte) (string, string)) (*attempt, error) {
 	var a attempt
-	if err := m.tryPost(ctx, url, headers, body, consume, parseErr, &a); err != nil {
-		return nil, &CallError{Err: err, Waited: a.waited, Retries: a.retries, RequestID: a.requestID}
+	if err := m.tryPost(ctx, url, headers, body, stream, parseErr, &a); err != nil {
+		return nil, &CallError{Err: err, Waited: a.waited, Retries: a.retries, RequestID: a.requestID, Answered: a.answered}
 	}
 	return &a, nil
 }
@@ -144,19 +195,22 @@ func (m *httpModel) post(ctx context.Context, url string, headers map[string]str
 // maxReply bounds a reply body read whole, and an error body.
 const maxReply = 32 << 20
 
-func (m *httpModel) tryPost(ctx context.Context, url string, headers map[string]string, body []byte, consume func(io.Reader) error,
+func (m *httpModel) tryPost(ctx context.Context, url string, headers map[string]string, body []byte, stream streamReader,
 	parseErr func([]byte) (string, string), a *attempt) error {
 	for try := 0; ; try++ {
 		start := time.Now()
-		status, reply, hdr, streamed, err := m.once(ctx, url, headers, body, consume)
+		r, err := m.once(ctx, url, headers, body, stream)
 		took := time.Since(start)
-		if err == nil && status == http.StatusOK {
-			a.body, a.modelTime, a.requestID = reply, took, requestID(hdr)
+		if err == nil && r.status == http.StatusOK {
+			a.body, a.whole, a.modelTime, a.requestID = r.body, r.whole, took, requestID(r.header)
 			return nil
 		}
 		a.waited += took
-		if hdr != nil {
-			a.requestID = requestID(hdr)
+		if r.header != nil {
+			a.requestID = requestID(r.header)
+		}
+		if r.streamed {
+			a.answered++
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -165,15 +219,16 @@ func (m *httpModel) tryPost(ctx context.Context, url string, headers map[string]
 			if errors.Is(err, context.DeadlineExceeded) {
 				return fmt.Errorf("model %s: no answer within %s (set timeout in okf.yaml)", m.c.Name, m.c.Timeout)
 			}
-			if streamed {
-				return fmt.Errorf("model %s: the reply broke off: %w", m.c.Name, err)
+			var broke *brokeOff
+			if r.streamed && !errors.As(err, &broke) {
+				return err
 			}
 		}
 		var serr error = err
 		if err == nil {
-			typ, msg := parseErr(reply)
-			serr = &StatusError{Model: m.c.Name, Status: status, Type: typ, Message: msg, RequestID: requestID(hdr)}
-			if !retryable(status, hdr) {
+			typ, msg := parseErr(r.body)
+			serr = &StatusError{Model: m.c.Name, Status: r.status, Type: typ, Message: msg, RequestID: requestID(r.header)}
+			if !retryable(r.status, r.header) {
 				return serr
 			}
 		} else {
@@ -185,7 +240,10 @@ func (m *httpModel) tryPost(ctx context.Context, url string, headers map[string]
 			}
 			return serr
 		}
-		d := backoff(try, hdr)
+		if r.streamed {
+			stream.retry(serr)
+		}
+		d := backoff(try, r.header)
 		if err := m.c.Sleep(ctx, d); err != nil {
 			return fmt.Errorf("model %s: waiting to retry: %w", m.c.Name, err)
 		}
@@ -194,15 +252,46 @@ func (m *httpModel) tryPost(ctx context.Context, url string, headers map[string]
 	}
 }
 
-// once makes one attempt: a 200 reply goes to consume when there is one
-// (streamed reports that it began); any other reply comes back with its
-// body.
-func (m *httpModel) once(ctx context.Context, url string, headers map[string]string, body []byte, consume func(io.Reader) error) (status int, reply []byte, h http.Header, streamed bool, err error) {
+// charge puts on a failed call's error what the provider reported its
+// answered attempts used, priced.
+func (m *httpModel) charge(err error, u Usage) error {
+	var ce *CallError
+	if errors.As(err, &ce) && u != (Usage{}) {
+		ce.Usage, ce.Cost = u, m.c.Price.Cost(u)
+	}
+	return err
+}
+
+// settle adds to a reply what the attempts before it that broke off
+// were billed; a cost unknown stays unknown.
+func (m *httpModel) settle(out *Response, lost Usage) {
+	if lost == (Usage{}) {
+		return
+	}
+	out.Usage = out.Usage.Add(lost)
+	if out.Cost != nil {
+		out.Cost = m.c.Price.Cost(out.Usage)
+	}
+}
+
+// reply is what one attempt got back.
+type reply struct {
+	status int
+	body   []byte // read whole: an error, or a reply not streamed
+	header http.Header
+	// streamed is set when a 200 reply went to the stream reader; whole
+	// when a streaming request was answered with one JSON object.
+	streamed, whole bool
+}
+
+// once makes one attempt: a 200 reply goes to stream when there is one,
+// unless it is one JSON object; any other reply comes back with its body.
+func (m *httpModel) once(ctx context.Context, url string, headers map[string]string, body []byte, stream streamReader) (reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.c.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, nil, false, err
+		return reply{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range headers {
@@ -210,14 +299,41 @@ func (m *httpModel) once(ctx context.Context, url string, headers map[string]str
 	}
 	resp, err := m.c.HTTP.Do(req)
 	if err != nil {
-		return 0, nil, nil, false, err
+		return reply{}, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || consume == nil {
-		reply, err = io.ReadAll(io.LimitReader(resp.Body, maxReply))
-		return resp.StatusCode, reply, resp.Header, false, err
+	r := reply{status: resp.StatusCode, header: resp.Header}
+	var rd io.Reader = resp.Body
+	if r.status == http.StatusOK && stream != nil {
+		br := bufio.NewReader(resp.Body)
+		if !oneObject(br) {
+			r.streamed = true
+			return r, stream.read(br)
+		}
+		r.whole, rd = true, br
 	}
-	return resp.StatusCode, nil, resp.Header, true, consume(resp.Body)
+	r.body, err = io.ReadAll(io.LimitReader(rd, maxReply))
+	return r, err
+}
+
+// oneObject reports whether a reply to a streaming request is one JSON
+// object instead, from endpoints that ignore stream: true. Server-sent
+// events begin with a field name or a colon, never a brace.
+func oneObject(br *bufio.Reader) bool {
+	for n := 1; n <= 4096; n++ {
+		b, err := br.Peek(n)
+		if err != nil {
+			return false
+		}
+		switch b[n-1] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{':
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // maxBackoff caps any single wait, the server's Retry-After included.

@@ -147,21 +147,21 @@ func (m *openAI) Chat(ctx context.Context, req *Request) (*Response, error) {
 	if m.c.APIKey != "" {
 		headers["Authorization"] = "Bearer " + m.c.APIKey
 	}
-	var acc oaStream
-	var consume func(io.Reader) error
+	acc := oaStream{stream: req.Stream, model: m.c.Name}
+	x := exchange{path: "/chat/completions", headers: headers, body: body, reply: &acc.reply, parseErr: openAIError}
 	if stream {
-		acc.stream, acc.model = req.Stream, m.c.Name
-		consume = acc.read
+		x.stream = &acc
 	}
-	a, err := m.exchange(ctx, "/chat/completions", headers, body, consume, &acc.reply, openAIError)
+	a, err := m.call(ctx, x)
 	if err != nil {
-		return nil, err
+		return nil, m.charge(err, acc.lost.Add(acc.reply.Usage.usage()))
 	}
 	out, err := m.response(&acc.reply, a)
 	if err != nil {
-		return nil, err
+		return nil, m.charge(a.failed(err), acc.lost.Add(acc.reply.Usage.usage()))
 	}
-	if !stream {
+	m.settle(out, acc.lost)
+	if !stream || a.whole {
 		req.Stream.replay(out.Message)
 	}
 	return out, nil
@@ -233,16 +233,24 @@ func (m *openAI) response(r *oaResponse, a *attempt) (*Response, error) {
 	if r.Usage == nil {
 		return out, nil // no usage, no price: the cost is unknown, not 0
 	}
-	u := r.Usage
-	out.Usage = Usage{Input: u.PromptTokens, Output: u.CompletionTokens}
-	if u.PromptTokensDetails != nil {
-		out.Usage.Cached = u.PromptTokensDetails.CachedTokens
-	}
-	if u.CompletionTokensDetails != nil {
-		out.Usage.Reasoning = u.CompletionTokensDetails.ReasoningTokens
-	}
+	out.Usage = r.Usage.usage()
 	out.Cost = m.c.Price.Cost(out.Usage)
 	return out, nil
+}
+
+// usage is what the provider reported, none when it reported nothing.
+func (u *oaUsage) usage() Usage {
+	if u == nil {
+		return Usage{}
+	}
+	out := Usage{Input: u.PromptTokens, Output: u.CompletionTokens}
+	if u.PromptTokensDetails != nil {
+		out.Cached = u.PromptTokensDetails.CachedTokens
+	}
+	if u.CompletionTokensDetails != nil {
+		out.Reasoning = u.CompletionTokensDetails.ReasoningTokens
+	}
+	return out
 }
 
 // call is the i-th tool call of a reply.
@@ -260,11 +268,15 @@ func (tc oaReplyCall) call(i int) (ToolCall, error) {
 type oaStream struct {
 	stream *Stream
 	model  string
-	reply  oaResponse
-	text   strings.Builder
-	calls  []oaReplyCall
-	args   []*strings.Builder
-	told   int // tool calls already given to the stream
+	// lost is what the attempts that broke off were billed.
+	lost  Usage
+	reply oaResponse
+	text  strings.Builder
+	calls []oaReplyCall
+	args  []*strings.Builder
+	told  int // tool calls already given to the stream
+	// done is set by [DONE], finished by a finish reason.
+	done, finished bool
 }
 
 type oaChunk struct {
@@ -290,9 +302,21 @@ type oaChunk struct {
 // maxStreamCalls bounds the tool calls of one streamed reply.
 const maxStreamCalls = 128
 
+// retry keeps what a broken attempt was billed and starts afresh.
+func (s *oaStream) retry(err error) {
+	s.lost = s.lost.Add(s.reply.Usage.usage())
+	*s = oaStream{stream: s.stream, model: s.model, lost: s.lost}
+	s.stream.retry(err)
+}
+
+// read assembles one attempt's reply. It is whole at [DONE], or, for
+// servers that never send it, once it has its finish reason and the
+// usage that comes after it; a stream that ends before either broke off,
+// and its last tool call, perhaps cut short, is never told.
 func (s *oaStream) read(r io.Reader) error {
 	err := readEvents(r, func(_, data string) error {
 		if strings.TrimSpace(data) == "[DONE]" {
+			s.done = true
 			return io.EOF
 		}
 		var c oaChunk
@@ -334,6 +358,7 @@ func (s *oaStream) read(r io.Reader) error {
 			}
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
 				s.reply.Choices = []oaChoice{{FinishReason: *ch.FinishReason}}
+				s.finished = true
 				s.tell(len(s.calls))
 			}
 		}
@@ -341,6 +366,9 @@ func (s *oaStream) read(r io.Reader) error {
 	})
 	if err != nil {
 		return err
+	}
+	if !s.done && !(s.finished && s.reply.Usage != nil) {
+		return errUnfinished
 	}
 	s.tell(len(s.calls))
 	if len(s.reply.Choices) == 0 && (s.text.Len() > 0 || len(s.calls) > 0) {

@@ -11,12 +11,16 @@ import (
 )
 
 // Stream asks for a reply as the model writes it: OnText hears each piece
-// of its text, OnToolCall each tool call once it is whole. Either may be
+// of its text, OnToolCall each tool call once it is whole. Any may be
 // nil. The Response a streamed call returns is the one the same reply
 // would give unstreamed.
+//
+// A reply that breaks off is asked for again: OnRetry hears why first,
+// and what the stream heard of the broken attempt is void.
 type Stream struct {
 	OnText     func(text string)
 	OnToolCall func(call ToolCall)
+	OnRetry    func(err error)
 }
 
 func (s *Stream) text(t string) {
@@ -28,6 +32,12 @@ func (s *Stream) text(t string) {
 func (s *Stream) toolCall(c ToolCall) {
 	if s != nil && s.OnToolCall != nil {
 		s.OnToolCall(c)
+	}
+}
+
+func (s *Stream) retry(err error) {
+	if s != nil && s.OnRetry != nil {
+		s.OnRetry(err)
 	}
 }
 
@@ -85,10 +95,16 @@ func readEvents(r io.Reader, f func(event, data string) error) error {
 		return errStreamTooLong
 	}
 	if err := sc.Err(); err != nil {
-		return err
+		if errors.Is(err, bufio.ErrTooLong) {
+			return errors.New("an event's line is longer than 4 MiB")
+		}
+		return &brokeOff{err}
 	}
 	return stopped(dispatch())
 }
+
+// errUnfinished is a stream that ended, cleanly, before its last event.
+var errUnfinished = &brokeOff{errors.New("the stream ended before the reply did (an endpoint that cannot stream wants no_stream: true in okf.yaml, or --no-stream)")}
 
 func stopped(err error) error {
 	if errors.Is(err, io.EOF) {

@@ -48,6 +48,7 @@ func TestStreamTextGrowsLinearly(t *testing.T) {
 	for range n {
 		b.WriteString("data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n")
 	}
+	b.WriteString("data: {\"type\":\"message_stop\"}\n\n")
 	body := b.String()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -89,7 +90,7 @@ func TestInterleavedDeltas(t *testing.T) {
 		body += fmt.Sprintf(`data: {"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":"%d}"}}`+"\n\n", i, i)
 		body += fmt.Sprintf(`data: {"type":"content_block_stop","index":%d}`+"\n\n", i)
 	}
-	if err := an.read(strings.NewReader(body)); err != nil {
+	if err := an.read(strings.NewReader(body + "data: {\"type\":\"message_stop\"}\n\n")); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(an.reply.Content[0].Input); got != `{"k":0}` {

@@ -2,9 +2,12 @@ package llm_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/okf-tools/okf/llm"
 	"github.com/okf-tools/okf/llm/llmtest"
@@ -12,12 +15,15 @@ import (
 
 // streamed records what a stream heard.
 type streamed struct {
-	text  []string
-	calls []llm.ToolCall
+	text    []string
+	calls   []llm.ToolCall
+	retries int
 }
 
+// stream hears a reply; a retry voids what the broken attempt gave.
 func (s *streamed) stream() *llm.Stream {
-	return &llm.Stream{OnText: func(t string) { s.text = append(s.text, t) }, OnToolCall: func(c llm.ToolCall) { s.calls = append(s.calls, c) }}
+	return &llm.Stream{OnText: func(t string) { s.text = append(s.text, t) }, OnToolCall: func(c llm.ToolCall) { s.calls = append(s.calls, c) },
+		OnRetry: func(error) { s.text, s.calls = nil, nil; s.retries++ }}
 }
 
 // TestStreamedEqualsWhole: in both formats, a streamed reply gives the
@@ -88,9 +94,10 @@ func TestStreamedEqualsWhole(t *testing.T) {
 	}
 }
 
-// TestStreamErrors: an error event mid-reply, a malformed event and a
-// stream that ends without finishing are errors naming the model, and are
-// not retried, since the stream may already have shown part of the reply.
+// TestStreamErrors: an error event mid-reply and a malformed event are
+// errors naming the model, and are not retried: the provider said it
+// failed, or will send the same again (a reply that breaks off is,
+// TestCutStreams).
 func TestStreamErrors(t *testing.T) {
 	for _, tc := range []struct {
 		provider, raw, want string
@@ -114,5 +121,127 @@ func TestStreamErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.provider+"/m") || len(srv.Requests()) != 1 {
 			t.Errorf("%s %q: %v after %d requests; want %q", tc.provider, tc.raw, err, len(srv.Requests()), tc.want)
 		}
+	}
+}
+
+// cutTurn is a reply with text, two tool calls and usage: its stream has
+// events of every kind to be cut after.
+var cutTurn = llmtest.Turn{Text: "Counting first.", Calls: []llmtest.Call{{Name: "run_sql", Arguments: `{"sql":"SELECT count(*) FROM superhero"}`},
+	{Name: "run_sql", Arguments: `{"sql":"SELECT 1"}`}}, Input: 1200, Output: 40}
+
+// model is a client of provider on srv that waits for nothing between
+// attempts.
+func model(t *testing.T, srv *llmtest.Server, provider string, retries int) llm.Client {
+	t.Helper()
+	base := srv.URL
+	if provider == llm.OpenAI {
+		base = srv.OpenAIURL()
+	}
+	c, err := llm.New(llm.Config{Provider: provider, Model: "m", BaseURL: base, MaxRetries: retries, Price: &llm.Price{Input: 1, Output: 2},
+		Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestCutStreams: a stream that ends cleanly before the reply does, at
+// any event boundary, is a reply that broke off: without retries an
+// error, never an answer, and no tool call the stream hears is a
+// fragment; with one retry the call is asked again, the stream is told
+// so, and the reply is the whole one. Only the stream that reaches its
+// end gives a reply, the one the same answer gives whole.
+func TestCutStreams(t *testing.T) {
+	for _, provider := range []string{llm.OpenAI, llm.Anthropic} {
+		t.Run(provider, func(t *testing.T) {
+			whole, err := model(t, llmtest.New(t, cutTurn), provider, -1).Chat(context.Background(), conversation())
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole.ModelTime = 0
+			complete := 0
+			for k := 1; k < 64 && complete == 0; k++ {
+				turn := cutTurn
+				turn.CutAfter = k
+				var s streamed
+				req := conversation()
+				req.Stream = s.stream()
+				srv := llmtest.New(t, turn)
+				resp, err := model(t, srv, provider, -1).Chat(context.Background(), req)
+				for _, c := range s.calls {
+					if !slices.Contains(whole.Message.ToolCalls, c) {
+						t.Errorf("cut after %d events: the stream heard the fragment %+v", k, c)
+					}
+				}
+				if err != nil {
+					if !strings.Contains(err.Error(), "the reply broke off") || !strings.Contains(err.Error(), provider+"/m") {
+						t.Errorf("cut after %d events: %v", k, err)
+					}
+					// Anthropic reports the input tokens at the start, which
+					// the broken attempt was billed, and the output before
+					// the end; OpenAI at the end.
+					var ce *llm.CallError
+					if !errors.As(err, &ce) || ce.Answered != 1 {
+						t.Fatalf("cut after %d events: %#v, want a CallError of 1 answered attempt", k, err)
+					}
+					billed := ce.Usage
+					if provider == llm.OpenAI && billed != (llm.Usage{}) || provider == llm.Anthropic && (billed.Input != 1200 || billed.Output != 1 && billed.Output != 40) {
+						t.Errorf("cut after %d events: the broken attempt used %+v", k, billed)
+					}
+					retried := llmtest.New(t, turn, cutTurn)
+					var r streamed
+					req.Stream = r.stream()
+					resp, err := model(t, retried, provider, 1).Chat(context.Background(), req)
+					if err != nil || resp.Retries != 1 || len(retried.Requests()) != 2 || r.retries != 1 || resp.Message.Content != whole.Message.Content ||
+						strings.Join(r.text, "") != whole.Message.Content || len(r.calls) != 2 || len(resp.Message.ToolCalls) != 2 ||
+						resp.Message.ToolCalls[1].Arguments != `{"sql":"SELECT 1"}` || resp.Usage != whole.Usage.Add(billed) {
+						t.Errorf("cut after %d events, retried: %v, %d requests, %d retries heard; %+v", k, err, len(retried.Requests()), r.retries, resp)
+					}
+					continue
+				}
+				complete = k
+				resp.ModelTime = 0
+				if !reflect.DeepEqual(resp, whole) {
+					t.Errorf("cut after %d events, accepted as\n%+v\nwant the whole reply\n%+v", k, resp, whole)
+				}
+			}
+			if complete < 8 {
+				t.Errorf("a stream cut after %d events was a reply", complete)
+			}
+		})
+	}
+}
+
+// TestWholeReplyToStream: an endpoint that ignores stream: true and
+// answers one JSON reply is read as that reply, with its usage and cost,
+// and the stream hears it at once.
+func TestWholeReplyToStream(t *testing.T) {
+	for _, provider := range []string{llm.OpenAI, llm.Anthropic} {
+		t.Run(provider, func(t *testing.T) {
+			whole, err := model(t, llmtest.New(t, cutTurn), provider, -1).Chat(context.Background(), conversation())
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn := cutTurn
+			turn.IgnoreStream = true
+			srv := llmtest.New(t, turn)
+			var s streamed
+			req := conversation()
+			req.Stream = s.stream()
+			resp, err := model(t, srv, provider, -1).Chat(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stream, _ := srv.Requests()[0]["stream"].(bool); !stream {
+				t.Error("the request did not ask for a stream")
+			}
+			whole.ModelTime, resp.ModelTime = 0, 0
+			if !reflect.DeepEqual(resp, whole) || resp.Usage.Input != 1200 || resp.Cost == nil {
+				t.Errorf("read as\n%+v\nwant\n%+v", resp, whole)
+			}
+			if strings.Join(s.text, "") != whole.Message.Content || !reflect.DeepEqual(s.calls, whole.Message.ToolCalls) {
+				t.Errorf("the stream heard %q and %v", s.text, s.calls)
+			}
+		})
 	}
 }

@@ -399,12 +399,11 @@ func (p *progress) event(ev agent.Event) {
 		fmt.Fprint(p.w, p.callLine(ev.Step, ev.Pending))
 		p.open = true
 	case ev.Truncated:
-		p.endText()
-		if p.open {
-			fmt.Fprint(p.w, "  -> not run\n")
-			p.open = false
-		}
+		p.abandon()
 		fmt.Fprintf(p.w, "step %d: (cut at the output token limit; its calls did not run, and the model is asked once to go on more briefly)\n", ev.Step)
+	case ev.Retry != "":
+		p.abandon()
+		fmt.Fprintf(p.w, "step %d: (%s; asking again)\n", ev.Step, printable(ev.Retry))
 	case ev.Nudged:
 		p.endText()
 		fmt.Fprintf(p.w, "step %d: (answered in text; nudged to use the tools)\n", ev.Step)
@@ -432,6 +431,16 @@ func (p *progress) callLine(step int, c *trace.Call) string {
 		detail = highlightSQL(detail, p.terminal)
 	}
 	return fmt.Sprintf("step %d: %-13s %s", step, printable(c.Tool), detail)
+}
+
+// abandon ends the model's text and marks the call whose line is open as
+// not run: its reply was cut or broke off.
+func (p *progress) abandon() {
+	p.endText()
+	if p.open {
+		fmt.Fprint(p.w, "  -> not run\n")
+		p.open = false
+	}
 }
 
 // endText ends a line of the model's text.

@@ -32,7 +32,8 @@ func TestProgressSpinner(t *testing.T) {
 
 // TestProgressStreams: the model's text is printed as it arrives, a tool
 // call as soon as it is written and its mark once it has run, and a cut
-// reply closes the call it left open.
+// reply, or one that broke off and is asked again, closes the call it
+// left open.
 func TestProgressStreams(t *testing.T) {
 	var out bytes.Buffer
 	p := &progress{w: &out}
@@ -42,13 +43,15 @@ func TestProgressStreams(t *testing.T) {
 		{Step: 2, Thinking: true}, {Step: 2, Pending: &trace.Call{Tool: "run_sql", Arguments: `{"sql": "SELECT 1"}`}},
 		{Step: 2, Call: &trace.Call{Tool: "run_sql", Arguments: `{"sql": "SELECT 1"}`, Error: true}},
 		{Step: 3, Text: "Submitting \x1b[2J"}, {Step: 3, Pending: &trace.Call{Tool: "submit_answer", Arguments: `{"sql": "SELECT`}}, {Step: 3, Truncated: true},
+		{Step: 4, Text: "Counting"}, {Step: 4, Pending: &trace.Call{Tool: "run_sql", Arguments: `{"sql": "SELECT 2"}`}}, {Step: 4, Retry: "model m: the reply broke off: unexpected EOF"},
 	} {
 		p.event(e)
 	}
 	want := "step 1: Reading the rules.\nstep 1: context       Who?\n" +
 		"step 2: run_sql       SELECT 1  -> error\n" +
 		"step 3: Submitting \\x1b[2J\nstep 3: submit_answer {\"sql\": \"SELECT  -> not run\n" +
-		"step 3: (cut at the output token limit; its calls did not run, and the model is asked once to go on more briefly)\n"
+		"step 3: (cut at the output token limit; its calls did not run, and the model is asked once to go on more briefly)\n" +
+		"step 4: Counting\nstep 4: run_sql       SELECT 2  -> not run\nstep 4: (model m: the reply broke off: unexpected EOF; asking again)\n"
 	if got := out.String(); got != want {
 		t.Errorf("progress\n%q\nwant\n%q", got, want)
 	}

@@ -3,8 +3,9 @@
 // Messages wire formats, whole or streamed as server-sent events,
 // answering each request with the next scripted turn (text, tool calls
 // and usage, a reply cut at the token limit, an HTTP error with its
-// headers, or a raw body such as a malformed reply), and keeping every
-// request it got. With Caching, it reports Anthropic usage as the API's
+// headers, a raw body such as a malformed reply, a stream that ends
+// before the reply does, or a whole reply to a streaming request), and
+// keeping every request it got. With Caching, it reports Anthropic usage as the API's
 // prompt cache would: what the request's cache breakpoints wrote before
 // is read.
 package llmtest
@@ -45,6 +46,13 @@ type Turn struct {
 	// Truncated sends the reply as stopped by the output token limit
 	// (finish_reason length, stop_reason max_tokens).
 	Truncated bool
+	// CutAfter, when above 0, ends a streamed reply cleanly after its
+	// first CutAfter events (OpenAI's [DONE] counts as one), as a proxy
+	// or a server that fails mid-reply may.
+	CutAfter int
+	// IgnoreStream answers a streaming request with the whole JSON reply,
+	// as endpoints that do not stream do.
+	IgnoreStream bool
 }
 
 // Server is a running scripted server.
@@ -95,7 +103,7 @@ func New(t testing.TB, turns ...Turn) *Server {
 		if anthropic && s.Caching && turn.Status == 0 && turn.Raw == "" {
 			u = s.cacheUsage(body)
 		}
-		if stream, _ := req["stream"].(bool); stream && turn.Status == 0 && turn.Raw == "" {
+		if stream, _ := req["stream"].(bool); stream && turn.Status == 0 && turn.Raw == "" && !turn.IgnoreStream {
 			s.streamTurn(w, turn, anthropic, n, u)
 			return
 		}
@@ -210,6 +218,14 @@ func (t Turn) openAIUsage() map[string]any {
 		"completion_tokens_details": map[string]any{"reasoning_tokens": t.Reasoning}}
 }
 
+// startUsage is the usage of a stream's message_start: the input, and
+// one output token, the final count coming with message_delta.
+func (t Turn) startUsage(u *usage) map[string]any {
+	m := t.anthropicUsage(u)
+	m["output_tokens"] = 1
+	return m
+}
+
 // usage is Anthropic's input split: read from the cache, written to it,
 // and neither.
 type usage struct{ read, write, plain int }
@@ -299,7 +315,15 @@ func (s *Server) streamTurn(w http.ResponseWriter, t Turn, anthropic bool, n int
 		w.Header().Set(k, v)
 	}
 	flusher, _ := w.(http.Flusher)
+	sent := 0
+	cut := func() bool {
+		sent++
+		return t.CutAfter > 0 && sent > t.CutAfter
+	}
 	send := func(event string, data any) {
+		if cut() {
+			return
+		}
 		if s.Delay > 0 {
 			time.Sleep(s.Delay)
 		}
@@ -315,7 +339,7 @@ func (s *Server) streamTurn(w http.ResponseWriter, t Turn, anthropic bool, n int
 	words := splitWords(t.Text)
 	if anthropic {
 		send("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_" + strconv.Itoa(n), "type": "message",
-			"role": "assistant", "model": "scripted", "content": []any{}, "usage": t.anthropicUsage(u)}})
+			"role": "assistant", "model": "scripted", "content": []any{}, "usage": t.startUsage(u)}})
 		send("ping", map[string]any{"type": "ping"})
 		i := 0
 		if t.Text != "" {
@@ -357,7 +381,9 @@ func (s *Server) streamTurn(w http.ResponseWriter, t Turn, anthropic bool, n int
 	}
 	send("", chunk(map[string]any{}, t.openAIFinish()))
 	send("", map[string]any{"id": "chatcmpl-" + strconv.Itoa(n), "object": "chat.completion.chunk", "model": "scripted", "choices": []any{}, "usage": t.openAIUsage()})
-	fmt.Fprint(w, "data: [DONE]\n\n")
+	if !cut() {
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}
 }
 
 // splitWords cuts a text before each space, so the pieces join back to it.
