@@ -13,9 +13,13 @@ import (
 const (
 	codeParseError     = -32700
 	codeInvalidRequest = -32600
+	codeInternal       = -32603
 	// codeRefused, in the range JSON-RPC leaves to servers, is a request
 	// the server will not serve now: over a limit, or not allowed.
 	codeRefused = -32000
+	// codeSessionNotFound is a request for a session the server does not
+	// hold (404), the code the TypeScript MCP SDK answers it with.
+	codeSessionNotFound = -32001
 )
 
 // MaxBatch is the most messages a JSON-RPC batch may hold; a larger batch
@@ -115,6 +119,10 @@ func parsePayload(data []byte, maxBatch int) (msgs []rpcMessage, batch bool, _ *
 			err.msg = fmt.Sprintf("batch message %d: %s", i+1, err.msg)
 			err.id = nil
 			return nil, true, err
+		}
+		if m.method == "initialize" {
+			// MCP: the initialize request must not be part of a batch.
+			return nil, true, invalid(nil, "batch message %d: initialize may not be part of a batch: send it alone", i+1)
 		}
 		if m.call {
 			if seen[m.key] {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -17,9 +18,11 @@ import (
 // A POST's body is read and checked first: a malformed payload gets a
 // JSON-RPC error, and every message of a batch counts against the token's
 // rate limit (the guard counted the first). A POST that opens a session
-// must find room under the session caps; a request of a session marks it
-// busy while it runs. Event streams (GET) end when stopping does, so that
-// they do not hold a shutdown up.
+// must find room under the session caps; a request of a session must find
+// it in the session table, and marks it busy while it runs. Event streams
+// (GET) end when stopping does, so that they do not hold a shutdown up.
+// Whatever the SDK refuses in plain text reaches the client as a JSON-RPC
+// error.
 func (s *Server) mcpGate(stopping context.Context, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g := grantFrom(r.Context())
@@ -35,7 +38,11 @@ func (s *Server) mcpGate(stopping context.Context, next http.Handler) http.Handl
 		}
 		switch id := r.Header.Get("Mcp-Session-Id"); {
 		case id != "":
-			s.sessions.use(id, 1)
+			if !s.sessions.use(id, 1) {
+				writeRPCError(w, http.StatusNotFound, &rpcError{code: codeSessionNotFound,
+					msg: "session not found: it ended, timed out or was replaced by a newer one; initialize a new session"})
+				return
+			}
 			defer s.sessions.use(id, -1)
 		case r.Method == http.MethodPost:
 			slot, herr := s.sessions.reserve(g.Name)
@@ -53,8 +60,64 @@ func (s *Server) mcpGate(stopping context.Context, next http.Handler) http.Handl
 			defer context.AfterFunc(stopping, cancel)()
 			r = r.WithContext(ctx)
 		}
-		next.ServeHTTP(w, r)
+		rw := &rpcRefusals{ResponseWriter: w}
+		defer rw.finish()
+		next.ServeHTTP(rw, r)
 	})
+}
+
+// rpcRefusals turns the SDK's plain-text refusals (http.Error: a 4xx or
+// 5xx with a text body) into JSON-RPC errors, the form MCP clients read
+// on any status; everything else passes as written.
+type rpcRefusals struct {
+	http.ResponseWriter
+	status int // a refusal being rewritten, 0 otherwise
+	text   []byte
+}
+
+// maxRefusalText bounds the text of a refusal kept for its message.
+const maxRefusalText = 1 << 10
+
+func (w *rpcRefusals) WriteHeader(status int) {
+	if status >= 400 && w.status == 0 && !isJSON(w.Header().Get("Content-Type")) {
+		w.status = status
+		return
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *rpcRefusals) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		return w.ResponseWriter.Write(b)
+	}
+	w.text = append(w.text, b[:min(len(b), maxRefusalText-len(w.text))]...)
+	return len(b), nil
+}
+
+// Flush lets event streams through as they are written.
+func (w *rpcRefusals) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && w.status == 0 {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the connection's writer.
+func (w *rpcRefusals) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes the JSON-RPC error of a refusal.
+func (w *rpcRefusals) finish() {
+	if w.status == 0 {
+		return
+	}
+	code := codeInvalidRequest
+	switch {
+	case w.status == http.StatusNotFound:
+		code = codeSessionNotFound
+	case w.status >= 500:
+		code = codeInternal
+	}
+	w.Header().Del("X-Content-Type-Options")
+	writeRPCError(w.ResponseWriter, w.status, &rpcError{code: code, msg: strings.TrimSpace(strings.ToValidUTF8(string(w.text), ""))})
 }
 
 // checkMCPBody reads a POST's JSON-RPC payload, checks it, charges a

@@ -134,3 +134,46 @@ func TestMCPBatchCountsEachMessage(t *testing.T) {
 	resp, body = f.mcpPost(t, tokAcmeRead, session, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
 	wantStatus(t, resp, body, http.StatusTooManyRequests)
 }
+
+// TestMCPRefusalsAreJSONRPC: what /mcp refuses is a JSON-RPC error
+// whoever refuses it, okf or the SDK: a request for a session the server
+// does not hold (POST, GET or DELETE), a batch in a session of protocol
+// 2025-06-18 (which has no batches), an initialize in a batch, and a POST
+// whose Accept header leaves out event streams.
+func TestMCPRefusalsAreJSONRPC(t *testing.T) {
+	f := newFixture(t, fixtureOptions{rate: 1000, burst: 1000})
+	session := f.openSession(t, tokAcmeRead)
+	pings := `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`
+	initialize := `{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for _, tc := range []struct {
+		name, method, session, version, accept, body string
+		status, code                                  int
+		msg                                           string
+	}{
+		{"an unknown session", "POST", "NOSUCHSESSION", "2025-03-26", "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, 404, codeSessionNotFound, "session not found"},
+		{"an unknown session's stream", "GET", "NOSUCHSESSION", "2025-03-26", "text/event-stream", "", 404, codeSessionNotFound, "session not found"},
+		{"an unknown session's end", "DELETE", "NOSUCHSESSION", "2025-03-26", "", "", 404, codeSessionNotFound, "session not found"},
+		{"a batch in a 2025-06-18 session", "POST", session, "2025-06-18", "", pings, 400, codeInvalidRequest, "batching is not supported in 2025-06-18"},
+		{"initialize twice in a batch", "POST", "", "", "", "[" + fmt.Sprintf(initialize, 1) + "," + fmt.Sprintf(initialize, 2) + "]", 400, codeInvalidRequest, "initialize may not be part of a batch"},
+		{"no event streams accepted", "POST", session, "2025-03-26", "application/json", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, 400, codeInvalidRequest, "Accept must contain both"},
+	} {
+		h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+		if tc.accept != "" {
+			h["Accept"] = tc.accept
+		}
+		if tc.session != "" {
+			h["Mcp-Session-Id"], h["Mcp-Protocol-Version"] = tc.session, tc.version
+		}
+		resp, body := f.request(t, tc.method, "/mcp", tokAcmeRead, strings.NewReader(tc.body), h)
+		if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s %q, want %d with a JSON-RPC error", tc.name, resp.StatusCode, resp.Header.Get("Content-Type"), body, tc.status)
+			continue
+		}
+		if code, msg := rpcErrorOf(t, body); code != tc.code || !strings.Contains(msg, tc.msg) {
+			t.Errorf("%s: error %d %q, want %d saying %q", tc.name, code, msg, tc.code, tc.msg)
+		}
+	}
+	if !f.alive(t, tokAcmeRead, session) {
+		t.Error("the session is gone after the refusals")
+	}
+}

@@ -15,6 +15,12 @@ import (
 // memory without bound. At a cap, a new session takes the place of the
 // least recently used idle one (no request in flight, no event stream
 // open); when none is idle, it is refused.
+//
+// It is also what decides which sessions a request may reach: a session
+// is in the table from the moment its initialize reaches the server until
+// it closes or is chosen for eviction, and a request for any other id is
+// answered 404 before the SDK sees it. So a request never reaches a
+// session that is being closed.
 type sessionTable struct {
 	perGrant, total int
 	now             func() time.Time // when a session was last used; read under mu
@@ -33,10 +39,11 @@ type liveSession struct {
 }
 
 // sessionSlot is the room kept for a session while the request that opens
-// it runs; the session is recorded in it when the client initializes.
+// it runs; the session is recorded in it, and in the table, when the
+// client initializes.
 type sessionSlot struct {
 	grant string
-	ss    *mcp.ServerSession
+	s     *liveSession
 }
 
 type slotKey struct{}
@@ -101,33 +108,20 @@ func (t *sessionTable) remove(s *liveSession) *mcp.ServerSession {
 	return s.ss
 }
 
-// opened records the session a slot's request opened, when it initializes.
+// opened records the session a slot's request opened, when it
+// initializes: from now on its id is served, and the initialize is its
+// request in flight.
 func (t *sessionTable) opened(slot *sessionSlot, ss *mcp.ServerSession) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if slot.ss == nil {
-		slot.ss = ss
-	}
-}
-
-// settle ends a slot's request: the session it opened now counts as live
-// until it closes (ended by the client, timed out, or evicted); a request
-// that opened none gives its room back.
-func (t *sessionTable) settle(slot *sessionSlot) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if slot.ss == nil {
-		t.count--
-		t.byGrant[slot.grant]--
-		if t.byGrant[slot.grant] == 0 {
-			delete(t.byGrant, slot.grant)
-		}
+	if slot.s != nil {
 		return
 	}
-	s := &liveSession{id: slot.ss.ID(), grant: slot.grant, ss: slot.ss, last: t.now()}
+	s := &liveSession{id: ss.ID(), grant: slot.grant, ss: ss, busy: 1, last: t.now()}
+	slot.s = s
 	t.live[s.id] = s
 	go func() {
-		s.ss.Wait()
+		ss.Wait()
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if t.live[s.id] == s {
@@ -136,15 +130,37 @@ func (t *sessionTable) settle(slot *sessionSlot) {
 	}()
 }
 
-// use marks a session busy for a request's length (delta 1 as it begins,
-// -1 as it ends).
-func (t *sessionTable) use(id string, delta int) {
+// settle ends a slot's request: the session it opened counts as live
+// until it closes (ended by the client, timed out, or evicted); a request
+// that opened none gives its room back.
+func (t *sessionTable) settle(slot *sessionSlot) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if s := t.live[id]; s != nil {
-		s.busy += delta
+	if s := slot.s; s != nil {
+		s.busy--
 		s.last = t.now()
+		return
 	}
+	t.count--
+	t.byGrant[slot.grant]--
+	if t.byGrant[slot.grant] == 0 {
+		delete(t.byGrant, slot.grant)
+	}
+}
+
+// use marks a session busy for a request's length (delta 1 as it begins,
+// -1 as it ends); it reports whether the session is in the table, which
+// a request must find it in to be served.
+func (t *sessionTable) use(id string, delta int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.live[id]
+	if s == nil {
+		return false
+	}
+	s.busy += delta
+	s.last = t.now()
+	return true
 }
 
 // recordSessions is the MCP middleware that hands the table the session

@@ -1,8 +1,11 @@
 package serve
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -134,5 +137,82 @@ func TestSessionCaps(t *testing.T) {
 	defer f.srv.sessions.mu.Unlock()
 	if f.srv.sessions.count != 2 || f.srv.sessions.byGrant["acme-reader"] != 1 || f.srv.sessions.byGrant["globex-reader"] != 1 {
 		t.Errorf("after the DELETE: %d sessions, by token %v", f.srv.sessions.count, f.srv.sessions.byGrant)
+	}
+}
+
+// rawPost posts a JSON-RPC body to /mcp from any goroutine: the status,
+// the content type and the body, or the transport's error.
+func (f *fixture) rawPost(token, session, version, body string) (int, string, string, error) {
+	req, err := http.NewRequest("POST", f.http.URL+"/mcp", strings.NewReader(body))
+	if err != nil {
+		return 0, "", "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", version)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusOK && resp.Header.Get("Mcp-Session-Id") != "" {
+		session = resp.Header.Get("Mcp-Session-Id")
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type") + " " + session, string(data), err
+}
+
+// TestSessionEvictionBurst: bursts of clients, far more than a token's
+// session cap, each open a session and ping in it at once, so that
+// sessions are evicted while their clients send. A ping is answered with
+// its response (200), or, its session gone, with 404 and a JSON-RPC
+// error; never a 200 that holds no response (the victim once left the
+// table under its lock and was closed after, and a request between the
+// two reached the closing session).
+func TestSessionEvictionBurst(t *testing.T) {
+	f := newFixture(t, fixtureOptions{rate: 1e6, burst: 1e6, options: func(o *Options) {
+		o.MaxSessionsPerGrant, o.MaxSessions = 4, 1000
+	}})
+	const bursts, clients = 10, 128
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	var mu sync.Mutex
+	var bad []string
+	answered, gone := 0, 0
+	for range bursts {
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Go(func() {
+				status, ct, _, err := f.rawPost(tokAcmeRead, "", "", initialize)
+				if err != nil || status != http.StatusOK {
+					return // refused at the cap (429), which TestSessionCaps pins
+				}
+				_, session, _ := strings.Cut(ct, " ")
+				status, ct, body, err := f.rawPost(tokAcmeRead, session, "2025-03-26", `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err != nil:
+					bad = append(bad, err.Error())
+				case status == http.StatusOK && strings.Contains(body, `"id":5`) && strings.Contains(body, `"result":{}`):
+					answered++
+				case status == http.StatusNotFound && strings.HasPrefix(ct, "application/json") && strings.Contains(body, `"error"`):
+					gone++
+				default:
+					bad = append(bad, fmt.Sprintf("%d %s %q", status, ct, body))
+				}
+			})
+		}
+		wg.Wait()
+	}
+	t.Logf("%d pings answered, %d found their session evicted", answered, gone)
+	if len(bad) > 0 {
+		t.Errorf("%d pings got neither their response nor a JSON-RPC 404, e.g. %s", len(bad), bad[0])
+	}
+	if answered == 0 {
+		t.Error("no ping was answered")
 	}
 }
