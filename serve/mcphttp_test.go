@@ -147,8 +147,8 @@ func TestMCPRefusalsAreJSONRPC(t *testing.T) {
 	initialize := `{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	for _, tc := range []struct {
 		name, method, session, version, accept, body string
-		status, code                                  int
-		msg                                           string
+		status, code                                 int
+		msg                                          string
 	}{
 		{"an unknown session", "POST", "NOSUCHSESSION", "2025-03-26", "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, 404, codeSessionNotFound, "session not found"},
 		{"an unknown session's stream", "GET", "NOSUCHSESSION", "2025-03-26", "text/event-stream", "", 404, codeSessionNotFound, "session not found"},

@@ -440,29 +440,36 @@ func pgLayerRuns(adminCfg, agentCfg *pgx.ConnConfig, target *string) []layerRun 
 	}
 }
 
+// setupDeadline bounds the harness's own work around a query (connecting,
+// setting a layer up), apart from the query's deadline so that a slow
+// machine's connection does not count against the query.
+const setupDeadline = 30 * time.Second
+
 func runPG(ctx context.Context, cfg *pgx.ConnConfig, sql string, extended, readOnly, rollback, timeout, deadline, rowCap, reset bool) outcome {
-	harness, cancel := context.WithTimeout(ctx, harnessDeadline)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(harness, cfg)
+	setup, cancelSetup := context.WithTimeout(ctx, setupDeadline)
+	defer cancelSetup()
+	conn, err := pgx.ConnectConfig(setup, cfg)
 	if err != nil {
 		return outcome{err: fmt.Errorf("harness: connecting: %w", err), harnessEnded: true}
 	}
 	defer conn.Close(context.Background())
 	if timeout {
-		if _, err := conn.Exec(harness, fmt.Sprintf("SET statement_timeout = %d", layerTimeout.Milliseconds())); err != nil {
+		if _, err := conn.Exec(setup, fmt.Sprintf("SET statement_timeout = %d", layerTimeout.Milliseconds())); err != nil {
 			return outcome{err: err, harnessEnded: true}
 		}
 	}
 	before := pgSession(conn)
 	switch {
 	case readOnly:
-		_, err = conn.Exec(harness, "BEGIN READ ONLY")
+		_, err = conn.Exec(setup, "BEGIN READ ONLY")
 	case rollback:
-		_, err = conn.Exec(harness, "BEGIN")
+		_, err = conn.Exec(setup, "BEGIN")
 	}
 	if err != nil {
 		return outcome{err: err, harnessEnded: true}
 	}
+	harness, cancel := context.WithTimeout(ctx, harnessDeadline)
+	defer cancel()
 	qctx, stop := harness, context.CancelFunc(func() {})
 	if deadline {
 		qctx, stop = context.WithTimeout(harness, layerTimeout)
@@ -491,9 +498,16 @@ func runPG(ctx context.Context, cfg *pgx.ConnConfig, sql string, extended, readO
 	if !o.truncated {
 		o.err = err
 	}
-	o.harnessEnded = harness.Err() != nil
 	var pe *pgconn.PgError
-	o.timedOut = errors.As(err, &pe) && pe.Code == "57014" || qctx.Err() != nil && !o.truncated
+	canceled := errors.As(err, &pe) && pe.Code == "57014"
+	// The harness ended the run only when its deadline cancelled the
+	// query. An error of the query's own, on a slow machine after the
+	// deadline, is still the query's; a layer's timer (the statement
+	// timeout, the deadline) runs out before the harness's, so the
+	// cancellation is the layer's however late it arrives.
+	layerTimer := deadline || timeout && canceled && strings.Contains(pe.Message, "statement timeout")
+	o.harnessEnded = harness.Err() != nil && !layerTimer && (err == nil || canceled || errors.Is(err, context.DeadlineExceeded))
+	o.timedOut = canceled || qctx.Err() != nil && !o.truncated
 	end := context.Background()
 	switch {
 	case rollback:
@@ -691,7 +705,12 @@ func runSQLite(ctx context.Context, guard *SQLite, path, sql string, roFile, que
 		}
 		return nil
 	}()
-	o.harnessEnded = harness.Err() != nil
+	// The harness ended the run only when its deadline interrupted the
+	// statement. One that failed on its own (out of memory) after the
+	// deadline, on a slow machine, still failed; and with the interrupt
+	// layer in place, whose timer runs out first, an interrupt is the
+	// layer's, however late the statement noticed it.
+	o.harnessEnded = harness.Err() != nil && errors.Is(o.err, sqlite3.INTERRUPT) && !interrupt
 	c.SetInterrupt(context.Background())
 	c.SetAuthorizer(nil)
 	o.sessionDiff = before != sqliteSession(c)
