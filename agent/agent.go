@@ -124,6 +124,8 @@ type Event struct {
 type Outcome struct {
 	Record *trace.Record
 	Rows   *sqlguard.Result
+	// ModelErr is the model's error that ended the run, when one did.
+	ModelErr error
 }
 
 func (c *Config) emit(e Event) {
@@ -227,6 +229,7 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 					rec.Steps = append(rec.Steps, trace.Step{N: n, Usage: ce.Usage, Cost: ce.Cost, WaitMS: ce.Waited.Milliseconds(), Retries: ce.Retries, RequestID: ce.RequestID})
 				}
 			}
+			out.ModelErr = err
 			fail("%v", err)
 			return out
 		}

@@ -121,8 +121,12 @@ type job struct {
 // Run asks, concurrency at a time, each task with each strategy and model
 // not scored yet, writing a line to progress as each run is scored. An
 // interrupted Run returns ctx's error and leaves the runs it was asking
-// unscored.
+// unscored; so does an Asker's error, which stops the eval at once: no
+// further run is asked, and those in flight are interrupted.
 func (r *Runner) Run(ctx context.Context, tasks []Task, concurrency int, progress io.Writer) error {
+	outer := ctx
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	var jobs []job
 	for _, t := range tasks {
 		for _, s := range r.strategies {
@@ -153,6 +157,7 @@ func (r *Runner) Run(ctx context.Context, tasks []Task, concurrency int, progres
 					firstErr = err
 				}
 				r.mu.Unlock()
+				stop()
 			}
 		}()
 	}
@@ -160,7 +165,7 @@ func (r *Runner) Run(ctx context.Context, tasks []Task, concurrency int, progres
 	if firstErr != nil {
 		return firstErr
 	}
-	if err := ctx.Err(); err != nil {
+	if err := outer.Err(); err != nil {
 		return err
 	}
 	if r.failed > 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -71,6 +72,9 @@ func (f *fakeAsker) Ask(ctx context.Context, t eval.Task, strategy, model string
 	if len(f.asked) == f.interrupt {
 		f.cancel()
 		return eval.Attempt{}, ctx.Err()
+	}
+	if model == "refused" {
+		return eval.Attempt{}, errors.New("the key was rejected")
 	}
 	rec := trace.Record{ID: fmt.Sprintf("run%d", len(f.runs)+1), Database: t.Database, Strategy: strategy, Model: model,
 		LLMCalls: 2, Usage: llm.Usage{Input: 1000, Output: 50}, StopReason: trace.Submitted}
@@ -263,5 +267,24 @@ func TestRunnerInterruptedWhileScoring(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); len(data) != 0 {
 		t.Errorf("scored while interrupted: %s", data)
+	}
+}
+
+// TestRunnerStopsAtAnAskerError: an error from the asker (a rejected key,
+// a failed audit log) stops the eval at once, with that error: no further
+// question is asked, nothing is scored, and the next run asks them all.
+func TestRunnerStopsAtAnAskerError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
+	f := &fakeAsker{}
+	r, err := eval.NewRunner(path, f, []string{"context"}, []string{"refused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Run(context.Background(), tasks, 1, io.Discard); err == nil || err.Error() != "the key was rejected" {
+		t.Errorf("Run = %v", err)
+	}
+	if len(f.asked) != 1 || len(readScores(t, path)) != 0 {
+		t.Errorf("asked %v; scored %d", f.asked, len(readScores(t, path)))
 	}
 }

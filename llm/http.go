@@ -56,6 +56,14 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("model %s: HTTP %d: %s", e.Model, e.Status, msg)
 }
 
+// Permanent reports whether a call failed as every call to the endpoint
+// will: the provider rejected the key (401, 403), or knows no such model
+// or endpoint (404). Work of many calls stops at the first.
+func Permanent(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden || se.Status == http.StatusNotFound)
+}
+
 // retryable reports whether a reply is worth another attempt, as the
 // official SDKs decide: the server's x-should-retry when it says, else
 // timeouts (408), lock conflicts (409), rate limits (429) and server

@@ -241,6 +241,10 @@ func (a *evalAsker) Ask(ctx context.Context, t eval.Task, strategy, model string
 	if err := a.auditErr(); err != nil {
 		return eval.Attempt{}, err
 	}
+	// So does a model every call fails the same way (a rejected key).
+	if llm.Permanent(out.ModelErr) {
+		return eval.Attempt{}, fmt.Errorf("stopping the eval: %w", out.ModelErr)
+	}
 	return eval.Attempt{Record: out.Record, Rows: out.Rows, DB: s.db}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/okf-tools/okf/eval"
@@ -158,11 +159,16 @@ func TestEvalRunOracleLiveSQLBench(t *testing.T) {
 }
 
 // TestEvalRunEndpointFailureIsNoAnswer: against an endpoint that refuses
-// every call, okf eval run once scored 65 wrong answers and exited 0.
+// every call, okf eval run once scored 65 wrong answers and exited 0, and
+// then asked every question anyway (65 requests) to fail each the same
+// way. A rejected key stops the eval at once with one error: no more
+// questions are asked than were in flight, and none is scored.
 func TestEvalRunEndpointFailureIsNoAnswer(t *testing.T) {
 	bird := shareddata.Dir(t, "bird")
 	questions := filepath.Join(bird, "questions.jsonl")
+	var requests atomic.Int64
 	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		w.Write([]byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}`))
@@ -178,8 +184,9 @@ func TestEvalRunEndpointFailureIsNoAnswer(t *testing.T) {
 	t.Chdir(dir)
 	t.Setenv("OKF_TEST_KEY", "sk-wrong")
 	code, _, stderr := run(t, "eval", "run", "--questions", questions, "--models", "mini", "--concurrency", "4")
-	if code != exitFail || !strings.Contains(stderr, "65 runs failed and were not scored") || !strings.Contains(stderr, "Incorrect API key") {
-		t.Errorf("eval against a refusing endpoint: exit %d\n%.2000s", code, stderr)
+	if code != exitFail || !strings.Contains(stderr, "stopping the eval: model mini: the provider rejected the API key (401): Incorrect API key") ||
+		strings.Count(stderr, "Incorrect API key") > 5 || requests.Load() > 4 {
+		t.Errorf("eval against a refusing endpoint: exit %d after %d requests\n%.2000s", code, requests.Load(), stderr)
 	}
 	if data, _ := os.ReadFile("runs/eval-results.jsonl"); len(data) != 0 {
 		t.Errorf("failed runs were scored:\n%.500s", data)
