@@ -141,8 +141,8 @@ type Finding struct {
 	// Path is the bundle path of the file concerned.
 	Path string `json:"path"`
 	// Line is the 1-based file line, or 0 when the finding concerns the
-	// whole file.
-	Line    int    `json:"line,omitempty"`
+	// whole file; JSON always has it, as docs/validate.md promises.
+	Line    int    `json:"line"`
 	Message string `json:"message"`
 }
 

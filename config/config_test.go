@@ -57,7 +57,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad duration", "databases:\n  - name: a\n    dsn: sqlite:x.db\n    guard: {timeout: soon}\n", `line 4: "soon" is not a duration`},
 		{"bad type", "databases:\n  - name: a\n    dsn: sqlite:x.db\n    guard: {max_rows: many}\n", "line 4: cannot unmarshal"},
 		{"bad denied column", "databases:\n  - name: a\n    dsn: sqlite:x.db\n    guard: {denied_columns: [a.]}\n", `denied column "a."`},
-		{"syntax", "databases: [\n", "line"},
+		{"syntax", "databases: [\n", "1: did not find expected node content"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +66,33 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("error = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseSyntaxErrorLine: a YAML syntax error names the line it is on,
+// not the line where yaml.v3's enclosing mapping or list starts.
+func TestParseSyntaxErrorLine(t *testing.T) {
+	const guard = "databases:\n  - name: a\n    dsn: sqlite:x.db\n    guard:\n      tables: [a,\n        b]\n"
+	tests := []struct{ name, yaml, want string }{
+		{"bad indent", guard + "      max_rows: 5\n     timeout: 5s\n", "8: did not find expected key"},
+		{"indent too deep", guard + "      max_rows: 5\n        timeout: 5s\n", "8: mapping values are not allowed in this context"},
+		{"tab", "databases:\n  - name: a\n    dsn: sqlite:x.db\n\tbad: tab\n", "4: found a tab character that violates indentation"},
+		{"unclosed quote", "audit_log: x\ndatabases:\n  - name: a\n    dsn: \"sqlite:x.db\n", "4: found unexpected end of stream"},
+		{"unclosed list", "audit_log: x\ndatabases: [\n", "2: did not find expected node content"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Parse([]byte(tt.yaml), env(nil)); err == nil || err.Error() != tt.want {
+				t.Errorf("error = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	path := filepath.Join(t.TempDir(), "okf.yaml")
+	if err := os.WriteFile(path, []byte(tests[0].yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || err.Error() != path+":8: did not find expected key" {
+		t.Errorf("Load: %v, want %s:8: did not find expected key", err, path)
 	}
 }
 

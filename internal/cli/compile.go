@@ -77,6 +77,11 @@ under --strict or drift under --check, 2 bad usage.`,
 			if out == "" {
 				return usageError("compile needs --out <bundles folder>")
 			}
+			// Refused before anything is read, so that nothing is written
+			// beside the file or reported about its inside.
+			if info, err := os.Stat(out); err == nil && !info.IsDir() {
+				return usageError("--out %s: is a file, not a folder", out)
+			}
 			if from == "" && len(args) == 0 {
 				return usageError("compile needs a database folder, or --from")
 			}

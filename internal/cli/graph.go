@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -37,6 +39,14 @@ gives the same bytes (decide stale statuses with --today for that).`,
   okf graph bundles/shop -o - > shop.html`,
 		Args: exactArgs(1, "one bundle folder (or a folder of bundles)"),
 		RunE: func(c *cobra.Command, args []string) error {
+			// The folder is an argument here: checked before the reader
+			// of --dir, whose messages name that flag.
+			switch info, err := os.Stat(args[0]); {
+			case err != nil:
+				return usageError("%s: %v", args[0], errors.Unwrap(err))
+			case !info.IsDir():
+				return usageError("%s: not a directory", args[0])
+			}
 			src := knowledgeSource{dir: args[0], today: today}
 			src.store.tenant = "default"
 			now, err := src.now()

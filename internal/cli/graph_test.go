@@ -52,7 +52,8 @@ func TestGraphCommand(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"graph"}, 2, "graph takes one bundle folder"},
-		{[]string{"graph", filepath.Join(dir, "nope")}, 2, "nope"},
+		{[]string{"graph", filepath.Join(dir, "nope")}, 2, "okf: " + filepath.Join(dir, "nope") + ": no such file or directory\n"},
+		{[]string{"graph", page}, 2, "okf: " + page + ": not a directory\n"},
 		{[]string{"graph", filepath.Join(dir, "bundles"), "--bundle", "sales", "-o", "-"}, 2, `no bundle "sales"`},
 		{[]string{"graph", filepath.Join(dir, "bundles"), "--today", "tomorrow"}, 2, "--today"},
 	} {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,10 +39,12 @@ each with a stable code and its spec section. Run with --rules to list them
 all.
 
 A folder with no markdown files at its top but bundles in its subfolders
-is a folder of bundles, found as okf import finds them: each is validated
-as a bundle of its own, with a report each and a count at the end
-(--json: a list of reports). A folder with no markdown files at all is an
-error.
+is a folder of bundles, found as okf import finds them: the output first
+says which subfolders it was read as, then each is validated as a bundle
+of its own, with a report each and a count at the end (--json: an object
+with the folder, its bundles and their reports). Give the folder an
+index.md to validate it as one bundle instead. A folder with no markdown
+files at all is an error.
 
 Exit status: 0 passed (every bundle), 1 errors (or more warnings than
 allowed) or no bundle, 2 bad usage or not a directory.`,
@@ -81,7 +85,7 @@ allowed) or no bundle, 2 bad usage or not a directory.`,
 			if len(found) == 1 && found[0].Dir == dir {
 				return validateOne(e, dir, opt, maxWarnings, asJSON)
 			}
-			return validateMany(e, found, opt, maxWarnings, asJSON)
+			return validateMany(e, dir, found, opt, maxWarnings, asJSON)
 		},
 	}
 	f := c.Flags()
@@ -116,13 +120,30 @@ func validateOne(e *env, dir string, opt okf.Options, maxWarnings int, asJSON bo
 	return nil
 }
 
-// validateMany validates each bundle of a folder on its own, so that links
-// resolve from each bundle's root, and prints a report each: text reports
-// one after another with a count of those that passed, or a JSON list.
-func validateMany(e *env, bundles []okf.BundleFolder, opt okf.Options, maxWarnings int, asJSON bool) error {
-	var reports []okf.JSONReport
-	failed := 0
+// validateMany validates each bundle of the folder dir on its own, so that
+// links resolve from each bundle's root, and prints a report each: text
+// reports one after another, between the bundles the folder was read as
+// and a count of those that passed, or one JSON object. It says how the
+// folder was read because the spec makes the folder given the bundle root
+// (§3, §8): read as one bundle, its subfolders' index.md could hold no
+// frontmatter, and the peers read it so.
+func validateMany(e *env, dir string, bundles []okf.BundleFolder, opt okf.Options, maxWarnings int, asJSON bool) error {
+	folder := folderReport{Folder: dir, Bundles: make([]string, len(bundles))}
 	for i, bf := range bundles {
+		rel, err := filepath.Rel(dir, bf.Dir)
+		if err != nil {
+			return err
+		}
+		folder.Bundles[i] = filepath.ToSlash(rel)
+	}
+	if !asJSON {
+		if _, err := fmt.Fprintf(e.stdout, "read %s as %s: %s (it has no document at its top; an index.md there makes it one bundle)\n",
+			dir, countBundles(len(bundles)), strings.Join(folder.Bundles, ", ")); err != nil {
+			return err
+		}
+	}
+	failed := 0
+	for _, bf := range bundles {
 		rep, err := validateDir(bf.Dir, opt)
 		if err != nil {
 			return err
@@ -131,33 +152,48 @@ func validateMany(e *env, bundles []okf.BundleFolder, opt okf.Options, maxWarnin
 			failed++
 		}
 		if asJSON {
-			reports = append(reports, rep.JSONReport(bf.Dir, maxWarnings))
+			folder.Reports = append(folder.Reports, rep.JSONReport(bf.Dir, maxWarnings))
 			continue
 		}
-		if i > 0 {
-			if _, err := fmt.Fprintln(e.stdout); err != nil {
-				return err
-			}
+		if _, err := fmt.Fprintln(e.stdout); err != nil {
+			return err
 		}
 		if err := rep.WriteText(e.stdout, bf.Dir, maxWarnings, isTerminal(e.stdout)); err != nil {
 			return err
 		}
 	}
 	if asJSON {
-		out, err := json.MarshalIndent(reports, "", "  ")
+		folder.Passed = failed == 0
+		out, err := json.MarshalIndent(folder, "", "  ")
 		if err != nil {
 			return err
 		}
 		if _, err := e.stdout.Write(append(out, '\n')); err != nil {
 			return err
 		}
-	} else if _, err := fmt.Fprintf(e.stdout, "\n%d bundles: %d passed, %d failed\n", len(bundles), len(bundles)-failed, failed); err != nil {
+	} else if _, err := fmt.Fprintf(e.stdout, "\n%s: %d passed, %d failed\n", countBundles(len(bundles)), len(bundles)-failed, failed); err != nil {
 		return err
 	}
 	if failed > 0 {
 		return silentExit(exitFail)
 	}
 	return nil
+}
+
+// folderReport is the JSON form of a folder read as several bundles.
+type folderReport struct {
+	Folder  string           `json:"folder"`
+	Bundles []string         `json:"bundles"` // the subfolders read as bundles
+	Passed  bool             `json:"passed"`  // every bundle passed
+	Reports []okf.JSONReport `json:"reports"`
+}
+
+// countBundles says "1 bundle" or "n bundles".
+func countBundles(n int) string {
+	if n == 1 {
+		return "1 bundle"
+	}
+	return fmt.Sprintf("%d bundles", n)
 }
 
 func validateDir(dir string, opt okf.Options) (*okf.Report, error) {

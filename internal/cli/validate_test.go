@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -232,7 +233,9 @@ func TestValidateFolderOfBundles(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr %q, stdout:\n%s", code, errOut, out)
 	}
-	want := "OKF v0.2 conformance — " + filepath.Join(dir, "bad") + "\n" +
+	want := "read " + dir + " as 2 bundles: bad, good (it has no document at its top; an index.md there makes it one bundle)\n" +
+		"\n" +
+		"OKF v0.2 conformance — " + filepath.Join(dir, "bad") + "\n" +
 		"  concepts: 1   index.md: 1   log.md: 0\n" +
 		"  ✗ ERROR  plain.md:1: §11.1 no parseable YAML frontmatter block [frontmatter-missing]\n" +
 		"  ✗ non-conformant (1 error(s), 0 warning(s))\n" +
@@ -247,10 +250,14 @@ func TestValidateFolderOfBundles(t *testing.T) {
 	}
 
 	code, out, _ = run(t, "validate", "--json", "--today", "2026-11-29", dir)
-	var reps []okf.JSONReport
-	if err := json.Unmarshal([]byte(out), &reps); err != nil {
-		t.Fatalf("not a JSON list: %v\n%s", err, out)
+	var folder folderReport
+	if err := json.Unmarshal([]byte(out), &folder); err != nil {
+		t.Fatalf("not a JSON object: %v\n%s", err, out)
 	}
+	if folder.Folder != dir || !slices.Equal(folder.Bundles, []string{"bad", "good"}) || folder.Passed {
+		t.Errorf("folder fields: %+v", folder)
+	}
+	reps := folder.Reports
 	if code != 1 || len(reps) != 2 || reps[0].Bundle != filepath.Join(dir, "bad") || reps[0].Conformant ||
 		reps[1].Bundle != filepath.Join(dir, "good") || !reps[1].Passed || len(reps[1].Warnings) != 0 {
 		t.Errorf("exit %d, reports %+v", code, reps)
@@ -259,7 +266,7 @@ func TestValidateFolderOfBundles(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "bad")); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, _ := run(t, "validate", "--today", "2026-11-29", dir); code != 0 || !strings.HasSuffix(out, "\n1 bundles: 1 passed, 0 failed\n") {
+	if code, out, _ := run(t, "validate", "--today", "2026-11-29", dir); code != 0 || !strings.HasSuffix(out, "\n1 bundle: 1 passed, 0 failed\n") {
 		t.Errorf("a folder of one good bundle: exit %d:\n%s", code, out)
 	}
 }
@@ -291,5 +298,97 @@ func TestValidateChecksQuerySQL(t *testing.T) {
 	}
 	if code, _, _ := run(t, "validate", filepath.Join(dir, "shop"), "--strict"); code == 0 {
 		t.Error("--strict passed a refused query")
+	}
+}
+
+// TestValidateJSONLineOnEveryFinding: docs/validate.md promises every
+// finding a line; a finding on the whole file has line 0.
+func TestValidateJSONLineOnEveryFinding(t *testing.T) {
+	dir := writeBundle(t, map[string]string{"a.md": "---\ntype: Note\n---\nSee [b](b.md).\n"})
+	_, out, _ := run(t, "validate", "--json", dir)
+	var rep struct {
+		Warnings []map[string]any `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	lines := map[string]any{}
+	for _, f := range rep.Warnings {
+		line, ok := f["line"]
+		if !ok {
+			t.Errorf("finding without a line key: %v", f)
+		}
+		lines[f["code"].(string)] = line
+	}
+	if lines["title-missing"] != 0.0 || lines["orphan"] != 0.0 || lines["link-broken"] != 4.0 {
+		t.Errorf("lines by code: %v", lines)
+	}
+}
+
+// nestedBundles is a folder whose top holds only folders, the first with
+// a root index.md that declares okf_version, as okf compile writes it.
+func nestedBundles(t *testing.T, aIndex string) string {
+	return writeBundle(t, map[string]string{
+		"a/index.md":   aIndex,
+		"a/revenue.md": cleanConcept,
+		"b/index.md":   "# B\n\n* [Revenue](revenue.md) - Recognised revenue.\n",
+		"b/revenue.md": cleanConcept,
+		"c/index.md":   "# C\n\n* [Revenue](revenue.md) - Recognised revenue.\n",
+		"c/revenue.md": cleanConcept,
+	})
+}
+
+const okfVersionIndex = "---\nokf_version: \"0.2\"\n---\n# A\n\n* [Revenue](revenue.md) - Recognised revenue.\n"
+
+// TestValidateNestedBundleIndex pins how a folder whose top holds only
+// folders is read, and its subfolders' index.md frontmatter, against the
+// peers run on the same folders. The spec (§3, §8, §12) makes the folder
+// given the bundle root, whose index.md alone may hold frontmatter, and
+// okf_version only. W4G1 and okf_validate.py read such a folder as one
+// bundle: on a/index.md with okf_version W4G1 fails ("index.md should not
+// contain frontmatter"), okf_validate.py warns (§8). okf reads it as a
+// folder of bundles, as okf import and --dir do, where a/index.md is a
+// bundle root and may declare okf_version: so it says which reading it
+// took and how to get the other, and a root index.md gives W4G1's verdict.
+func TestValidateNestedBundleIndex(t *testing.T) {
+	dir := nestedBundles(t, okfVersionIndex)
+	code, out, _ := run(t, "validate", "--today", "2026-11-29", dir)
+	head := "read " + dir + " as 3 bundles: a, b, c (it has no document at its top; an index.md there makes it one bundle)\n"
+	if code != 0 || !strings.HasPrefix(out, head) || !strings.HasSuffix(out, "\n3 bundles: 3 passed, 0 failed\n") {
+		t.Errorf("as a folder of bundles: exit %d:\n%s", code, out)
+	}
+
+	// With an index.md at its top the folder is one bundle, and
+	// a/index.md's frontmatter breaks §8 as W4G1 reports it.
+	mustWriteFile(t, filepath.Join(dir, "index.md"), "# All\n\n* [A](a/) - a\n* [B](b/) - b\n* [C](c/) - c\n")
+	code, out, _ = run(t, "validate", "--json", "--today", "2026-11-29", dir)
+	var rep okf.JSONReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not one report: %v\n%s", err, out)
+	}
+	if code != 1 || len(rep.Errors) != 1 || rep.Errors[0].Code != "index-frontmatter" || rep.Errors[0].Path != "a/index.md" || rep.Errors[0].Line != 1 {
+		t.Errorf("as one bundle: exit %d, errors %+v", code, rep.Errors)
+	}
+
+	// Frontmatter no bundle root may hold fails either way; W4G1 fails
+	// it too.
+	dir = nestedBundles(t, "---\ntype: Index\n---\n# A\n\n* [Revenue](revenue.md) - Recognised revenue.\n")
+	code, out, _ = run(t, "validate", "--json", "--today", "2026-11-29", dir)
+	var folder folderReport
+	if err := json.Unmarshal([]byte(out), &folder); err != nil {
+		t.Fatalf("not a folder report: %v\n%s", err, out)
+	}
+	if code != 1 || folder.Passed || !slices.Equal(folder.Bundles, []string{"a", "b", "c"}) || len(folder.Reports) != 3 {
+		t.Fatalf("exit %d, %+v", code, folder)
+	}
+	if errs := folder.Reports[0].Errors; len(errs) != 1 || errs[0].Code != "index-root-keys" || errs[0].Path != "index.md" || errs[0].Line != 2 {
+		t.Errorf("a/index.md with type: errors %+v", errs)
+	}
+}
+
+func mustWriteFile(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
