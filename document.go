@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/okf-tools/okf/internal/lazy"
+	"github.com/okf-tools/okf/internal/yamlline"
 )
 
 // Kind says what role a markdown file plays in a bundle.
@@ -153,29 +152,6 @@ func isDelimiter(line []byte) bool {
 	return string(bytes.TrimRight(line, " \t")) == "---"
 }
 
-var yamlLineRe = lazy.Regexp{Expr: `^yaml: line (\d+): `}
-
-// isYAMLParserProblem reports whether msg is an error of the YAML parser
-// proper, as opposed to its scanner. yaml.v3 numbers their lines from 0
-// (the scanner's from 1), so they name the line before the one at fault
-// unless corrected.
-func isYAMLParserProblem(msg string) bool {
-	switch msg {
-	case "did not find expected <document start>",
-		"did not find expected node content",
-		"did not find expected '-' indicator",
-		"did not find expected key",
-		"did not find expected ',' or ']'",
-		"did not find expected ',' or '}'",
-		"found undefined tag handle",
-		"found duplicate %YAML directive",
-		"found incompatible YAML document",
-		"found duplicate %TAG directive":
-		return true
-	}
-	return false
-}
-
 func (d *Document) splitFrontmatter(start int) {
 	first, off := nextLine(d.Raw, start)
 	if start >= len(d.Raw) || !isDelimiter(first) {
@@ -212,15 +188,8 @@ func parseYAMLMapping(src []byte, lineOffset int) (node *yaml.Node, err error, n
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		msg := strings.ReplaceAll(err.Error(), "\n", " ")
-		if m := yamlLineRe.Get().FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			if isYAMLParserProblem(msg[len(m[0]):]) {
-				n++
-			}
-			msg = fmt.Sprintf("yaml: line %d: %s", n+lineOffset, msg[len(m[0]):])
-		}
-		return nil, fmt.Errorf("%s", msg), false
+		line, problem := yamlline.Locate(src, err)
+		return nil, fmt.Errorf("yaml: line %d: %s", line+lineOffset, strings.ReplaceAll(problem, "\n", " ")), false
 	}
 	if doc.Kind == 0 {
 		// An empty block: a mapping with no keys.

@@ -94,6 +94,10 @@ func TestFrontmatterErrors(t *testing.T) {
 		{"---\ntype: X\ntitle: [a\n---\n", "yaml: line 3: did not find expected ',' or ']'", false},
 		{"---\ntype: X\ntitle: \"a\" b\n---\n", "yaml: line 3: did not find expected key", false},
 		{"---\ntype: X\nb: 1\n- c\n---\n", "yaml: line 4: did not find expected key", false},
+		// Past a list written over two lines, yaml.v3 names the line of
+		// the mapping around the problem, far above it.
+		{"---\ntype: X\nmeta:\n  tags: [a,\n    b]\n  owner: o\n team: t\n---\n", "yaml: line 7: did not find expected key", false},
+		{"---\ntype: X\nitems:\n  - name: a\n    guard:\n      tables: [a,\n        b]\n      max_rows: 5\n     timeout: 5s\n---\n", "yaml: line 9: did not find expected key", false},
 	}
 	for _, tt := range tests {
 		fm := Parse("x.md", []byte(tt.src)).Frontmatter

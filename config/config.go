@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/okf-tools/okf/internal/dsn"
 	"github.com/okf-tools/okf/internal/lazy"
+	"github.com/okf-tools/okf/internal/yamlline"
 	"github.com/okf-tools/okf/sqlguard"
 )
 
@@ -136,7 +136,8 @@ func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 		if err.Error() == "EOF" {
 			return &Config{}, nil
 		}
-		return nil, syntaxError(data, err)
+		line, problem := yamlline.Locate(data, err)
+		return nil, fmt.Errorf("%d: %s", line, problem)
 	}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
@@ -161,47 +162,6 @@ func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	}
 	return &cfg, nil
 }
-
-// syntaxError gives a YAML syntax error the line it is on. Where yaml.v3
-// knows the mapping or list around the problem, it names the line that
-// starts it (a bad indent on line 7 read "line 1"), never a later one. So
-// the problem is on the first line, from that one on, after which the file
-// cut short already fails in the same words. The search reads at most
-// maxSyntaxScan lines past yaml's, each a parse of the file so far, so a
-// huge file costs no more than that.
-func syntaxError(data []byte, err error) error {
-	problem := strings.TrimPrefix(err.Error(), "yaml: ")
-	from := 1
-	if rest, ok := strings.CutPrefix(problem, "line "); ok {
-		if n, p, ok := strings.Cut(rest, ": "); ok {
-			problem = p
-			from, _ = strconv.Atoi(n)
-		}
-	}
-	for line, end := 1, 0; ; line++ {
-		if i := bytes.IndexByte(data[end:], '\n'); i >= 0 {
-			end += i + 1
-		} else {
-			end = len(data)
-		}
-		if end == len(data) {
-			return fmt.Errorf("%d: %s", line, problem)
-		}
-		if line < from {
-			continue
-		}
-		if line > from+maxSyntaxScan {
-			return fmt.Errorf("%d: %s", from, problem)
-		}
-		var n yaml.Node
-		if e := yaml.Unmarshal(data[:end], &n); e != nil && strings.HasSuffix(e.Error(), ": "+problem) {
-			return fmt.Errorf("%d: %s", line, problem)
-		}
-	}
-}
-
-// maxSyntaxScan bounds the lines syntaxError tries past yaml's line.
-const maxSyntaxScan = 500
 
 func mappingValue(n *yaml.Node, key string) *yaml.Node {
 	if n.Kind != yaml.MappingNode {
