@@ -51,6 +51,87 @@ func TestWriteSwapsWholeBundlesOrNothing(t *testing.T) {
 	}
 }
 
+// TestWriteLeavesAnUnchangedBundleAlone: a recompile that would write a
+// folder byte for byte as it is, a person's edits and files included,
+// leaves that folder in place (issue 25, defect 10: rewriting all of it
+// made a recompile cost 2.6 first compiles); a changed bundle beside it is
+// still replaced whole, and so is a folder whose marker differs.
+func TestWriteLeavesAnUnchangedBundleAlone(t *testing.T) {
+	out := t.TempDir()
+	a := &Bundle{Name: "a", Files: map[string][]byte{"index.md": []byte("a\n"), "tables/t.md": []byte("t\n")}}
+	b := &Bundle{Name: "b", Files: map[string][]byte{"index.md": []byte("b\n")}}
+	if err := Write(out, WriteOptions{}, a, b); err != nil {
+		t.Fatal(err)
+	}
+	stat := func(p string) os.FileInfo {
+		t.Helper()
+		info, err := os.Stat(filepath.Join(out, filepath.FromSlash(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info
+	}
+	folderA, fileA, folderB := stat("a"), stat("a/tables/t.md"), stat("b")
+	if err := Write(out, WriteOptions{}, a, b); err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(folderA, stat("a")) || !os.SameFile(fileA, stat("a/tables/t.md")) || !os.SameFile(folderB, stat("b")) {
+		t.Error("an unchanged bundle was written again")
+	}
+	// A person's edit and file are what the folder would hold again.
+	os.WriteFile(filepath.Join(out, "a", "tables", "t.md"), []byte("edited\n"), 0o644)
+	os.WriteFile(filepath.Join(out, "a", "notes.md"), []byte("mine\n"), 0o644)
+	b.Files["index.md"] = []byte("b, changed\n")
+	if err := Write(out, WriteOptions{}, a, b); err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(folderA, stat("a")) {
+		t.Error("a bundle holding only a person's edit and file was written again")
+	}
+	if os.SameFile(folderB, stat("b")) {
+		t.Error("a changed bundle was not replaced")
+	}
+	for p, want := range map[string]string{"a/tables/t.md": "edited\n", "a/notes.md": "mine\n", "b/index.md": "b, changed\n"} {
+		if got, _ := os.ReadFile(filepath.Join(out, filepath.FromSlash(p))); string(got) != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
+	}
+	// The marker is part of what is compared: one okf would write otherwise
+	// is written again.
+	record := filepath.Join(out, "a", Marker)
+	want, _ := os.ReadFile(record)
+	os.WriteFile(record, append(want, '\n'), 0o644)
+	if err := Write(out, WriteOptions{}, a, b); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(record); string(got) != string(want) || os.SameFile(folderA, stat("a")) {
+		t.Errorf("a folder whose marker differs was left as it is: %q", got)
+	}
+}
+
+// TestWriteTakesFilesAlreadyRead: the files a caller has just read (okf
+// compile, for the drift report) are not read again; files it did not
+// read are, and none it names that the folder lacks is written.
+func TestWriteTakesFilesAlreadyRead(t *testing.T) {
+	out := t.TempDir()
+	b := &Bundle{Name: "a", Files: map[string][]byte{"index.md": []byte("a\n"), "tables/t.md": []byte("t\n")}}
+	if err := Write(out, WriteOptions{}, b); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(out, "a", "tables", "t.md"), []byte("edited since\n"), 0o644)
+	os.WriteFile(filepath.Join(out, "a", "notes.txt"), []byte("mine\n"), 0o644)
+	read := map[string]map[string][]byte{"a": {"tables/t.md": []byte("edited\n"), "gone.md": []byte("gone\n")}}
+	b.Files["index.md"] = []byte("a, changed\n")
+	if err := Write(out, WriteOptions{Read: read}, b); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"tables/t.md": "edited\n", "notes.txt": "mine\n", "index.md": "a, changed\n", "gone.md": ""} {
+		if got, _ := os.ReadFile(filepath.Join(out, "a", filepath.FromSlash(p))); string(got) != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
+	}
+}
+
 func TestCheckRejectsWhatNoBundleCanHold(t *testing.T) {
 	table := func() *Table {
 		return &Table{Name: "t", Columns: []*Column{{Name: "id", Type: "integer"}}, PrimaryKey: []string{"id"}}

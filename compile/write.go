@@ -35,6 +35,10 @@ type WriteOptions struct {
 	// Conflict hears of each file a person changed that the sources now
 	// say otherwise about: the person's version is kept.
 	Conflict func(bundle, path, why string)
+	// Read holds, by bundle name, files of the bundle folders as the
+	// caller has just read them (okf compile, to report drift), by slash
+	// path: Write takes those bytes rather than reading the files again.
+	Read map[string]map[string][]byte
 }
 
 // Write puts each bundle in out/<name>. Into a folder okf compiled before
@@ -43,9 +47,10 @@ type WriteOptions struct {
 // person added is kept, and the log gains an entry when anything changed.
 // Every bundle is first written in full to a temporary folder inside out;
 // only when all are written are they swapped in, one rename each, so a
-// failure leaves every previous bundle as it was. It refuses, before
-// writing anything, a folder okf did not write, and one where a person's
-// file stands where okf would now write one.
+// failure leaves every previous bundle as it was; a folder that already
+// holds, byte for byte, what it would be replaced with is left as it is.
+// It refuses, before writing anything, a folder okf did not write, and one
+// where a person's file stands where okf would now write one.
 func Write(out string, o WriteOptions, bundles ...*Bundle) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", out, err)
@@ -53,16 +58,17 @@ func Write(out string, o WriteOptions, bundles ...*Bundle) error {
 	names := map[string]bool{}
 	merged := make([]map[string][]byte, len(bundles))
 	generated := make([]map[string][]byte, len(bundles))
+	unchanged := make([]bool, len(bundles))
 	for i, b := range bundles {
 		if names[b.Name] {
 			return fmt.Errorf("two databases are named %s; their bundles would share %s", b.Name, filepath.Join(out, b.Name))
 		}
 		names[b.Name] = true
-		files, gen, err := merge(filepath.Join(out, b.Name), b, o)
+		files, gen, same, err := merge(filepath.Join(out, b.Name), b, o)
 		if err != nil {
 			return err
 		}
-		merged[i], generated[i] = files, gen
+		merged[i], generated[i], unchanged[i] = files, gen, same
 	}
 	dirs := make([]*atomicfile.Dir, len(bundles))
 	defer func() {
@@ -71,6 +77,12 @@ func Write(out string, o WriteOptions, bundles ...*Bundle) error {
 		}
 	}()
 	for i, b := range bundles {
+		if unchanged[i] {
+			// Rewriting it would only cost a file created and one removed
+			// for every file: a recompile of unchanged sources is the
+			// common case.
+			continue
+		}
 		d, err := atomicfile.NewDir(filepath.Join(out, b.Name))
 		if err != nil {
 			return fmt.Errorf("creating a temporary folder in %s: %w", out, err)
@@ -86,6 +98,9 @@ func Write(out string, o WriteOptions, bundles ...*Bundle) error {
 		}
 	}
 	for i, b := range bundles {
+		if unchanged[i] {
+			continue
+		}
 		if err := dirs[i].Commit(); err != nil {
 			return fmt.Errorf("replacing %s: %w", filepath.Join(out, b.Name), err)
 		}
@@ -93,40 +108,43 @@ func Write(out string, o WriteOptions, bundles ...*Bundle) error {
 	return nil
 }
 
-// merge returns the files the bundle folder target is to hold, and those
-// of them okf generated (for the marker).
-func merge(target string, b *Bundle, o WriteOptions) (files, gen map[string][]byte, err error) {
+// merge returns the files the bundle folder target is to hold, those of
+// them okf generated (for the marker), and whether target holds exactly
+// these already, its marker included.
+func merge(target string, b *Bundle, o WriteOptions) (files, gen map[string][]byte, same bool, err error) {
 	if err := notASource(target, o.Sources); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	info, err := os.Lstat(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return b.Files, b.Files, nil
+		return b.Files, b.Files, false, nil
 	case err != nil:
-		return nil, nil, err
+		return nil, nil, false, err
 	case !info.IsDir():
-		return nil, nil, fmt.Errorf("%s exists and is not a folder", target)
+		return nil, nil, false, fmt.Errorf("%s exists and is not a folder", target)
 	}
-	wrote, hasMarker, err := readMarker(target)
+	wrote, record, hasMarker, err := readMarker(target)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	existing, err := readTree(target)
+	existing, err := readTree(target, o.Read[b.Name])
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	ours := hasMarker
 	for _, data := range existing {
-		sealed, _ := Sealed(data)
-		ours = ours || sealed
+		if ours {
+			break
+		}
+		ours, _ = Sealed(data)
 	}
 	if !ours {
 		if len(existing) > 0 && !o.Force {
-			return nil, nil, fmt.Errorf("refusing to replace %s: okf did not write it (it has no %s and no concept okf generated) and it holds %s; choose another --out, move it away, or pass --force to replace it",
+			return nil, nil, false, fmt.Errorf("refusing to replace %s: okf did not write it (it has no %s and no concept okf generated) and it holds %s; choose another --out, move it away, or pass --force to replace it",
 				target, Marker, list(slices.Sorted(maps.Keys(existing))))
 		}
-		return b.Files, b.Files, nil
+		return b.Files, b.Files, false, nil
 	}
 	conflict := func(p, why string) {
 		if o.Conflict != nil {
@@ -167,7 +185,7 @@ func merge(target string, b *Bundle, o WriteOptions) (files, gen map[string][]by
 		}
 	}
 	if len(clashes) > 0 {
-		return nil, nil, fmt.Errorf("refusing to compile into %s: %s, which okf did not write, stand where okf would now write; rename or move them", target, list(clashes))
+		return nil, nil, false, fmt.Errorf("refusing to compile into %s: %s, which okf did not write, stand where okf would now write; rename or move them", target, list(clashes))
 	}
 	gen = maps.Clone(b.Files)
 	if old, ok := existing["log.md"]; ok {
@@ -182,7 +200,8 @@ func merge(target string, b *Bundle, o WriteOptions) (files, gen map[string][]by
 			delete(gen, "log.md") // a person's log: theirs
 		}
 	}
-	return files, gen, nil
+	same = hasMarker && bytes.Equal(record, marker(gen)) && maps.EqualFunc(files, existing, bytes.Equal)
+	return files, gen, same, nil
 }
 
 // Where a file of a bundle folder came from.
@@ -255,26 +274,22 @@ func AddKept(db *Database, dir string) (int, error) {
 	for _, r := range db.Rules {
 		next = max(next, r.ID+1)
 	}
-	kept, err := kept(dir, next)
+	wrote, _, _, err := readMarker(dir)
+	if err != nil {
+		return 0, err
+	}
+	kept, err := kept(dir, wrote, next)
 	if err != nil {
 		return 0, err
 	}
 	db.Rules = append(db.Rules, kept...)
-	wrote, _, err := readMarker(dir)
-	if err != nil {
-		return 0, err
-	}
 	queries, err := keptQueries(dir, wrote, db.Queries)
 	db.Queries = append(db.Queries, queries...)
 	slices.SortFunc(db.Queries, func(a, b QueryFile) int { return strings.Compare(a.Name, b.Name) })
 	return len(kept) + len(queries), err
 }
 
-func kept(dir string, firstID int) ([]*Rule, error) {
-	wrote, _, err := readMarker(dir)
-	if err != nil {
-		return nil, err
-	}
+func kept(dir string, wrote map[string]string, firstID int) ([]*Rule, error) {
 	entries, err := os.ReadDir(filepath.Join(dir, "knowledge"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -323,28 +338,29 @@ func hash(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// readMarker reads a folder's marker: path → hash of what okf wrote.
-func readMarker(dir string) (map[string]string, bool, error) {
-	data, err := os.ReadFile(filepath.Join(dir, Marker))
+// readMarker reads a folder's marker: path → hash of what okf wrote, and
+// the marker's bytes.
+func readMarker(dir string) (wrote map[string]string, data []byte, found bool, err error) {
+	data, err = os.ReadFile(filepath.Join(dir, Marker))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	wrote := map[string]string{}
+	wrote = map[string]string{}
 	for _, line := range strings.Split(string(data), "\n") {
 		if sum, p, ok := strings.Cut(line, "  "); ok {
 			wrote[p] = sum
 		}
 	}
-	return wrote, true, nil
+	return wrote, data, true, nil
 }
 
-// readTree reads every file of a folder but its marker, by slash path. A
-// file that is not regular (a link, a device) is refused: okf does not
-// write through or over one.
-func readTree(dir string) (map[string][]byte, error) {
+// readTree reads every file of a folder but its marker, by slash path,
+// taking those in read as they are. A file that is not regular (a link, a
+// device) is refused: okf does not write through or over one.
+func readTree(dir string, read map[string][]byte) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -358,7 +374,10 @@ func readTree(dir string) (map[string][]byte, error) {
 		case !d.Type().IsRegular():
 			return fmt.Errorf("refusing to compile into %s: %s is not a regular file", dir, rel)
 		}
-		data, err := os.ReadFile(path)
+		data, ok := read[rel]
+		if !ok {
+			data, err = os.ReadFile(path)
+		}
 		files[rel] = data
 		return err
 	})

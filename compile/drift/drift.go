@@ -5,6 +5,7 @@
 package drift
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -65,8 +66,45 @@ func Compare(name string, current, compiled map[string][]byte, now time.Time) Re
 		r.Missing = true
 		return r
 	}
-	was, wasSnap := tables(name, current)
-	is, _ := tables(name, compiled)
+	// A file the sources would write as it is (on a recompile, most) is
+	// not read: the columns it lists are the same on both sides, and a rule
+	// compile writes names only columns its tables list
+	// (TestCompiledBundlesHaveNoDrift). It stays in the bundle, empty, as a
+	// link target; it is read only when a file that differs shares its
+	// table's name or uses that table.
+	unchanged := map[string]bool{}
+	differs := map[string][]byte{}
+	for p, data := range current {
+		if next, ok := compiled[p]; ok && bytes.Equal(data, next) {
+			unchanged[p], data = true, nil
+		}
+		differs[p] = data
+	}
+	wasByID, wasSnap := tables(name, differs)
+	isByID, _ := tables(name, without(compiled, unchanged))
+	named := map[string]bool{}
+	for _, byID := range []map[string]table{wasByID, isByID} {
+		for id := range byID {
+			named[tableName(id)] = true
+		}
+	}
+	for i := range wasSnap.Concepts {
+		if rf := wasSnap.Concepts[i].Rule(); rf != nil {
+			for _, u := range rf.Uses {
+				named[tableName(u.Concept)] = true
+			}
+		}
+	}
+	shared := map[string][]byte{}
+	for p := range unchanged {
+		if named[tableName(okf.ConceptID(p))] {
+			shared[p] = current[p]
+		}
+	}
+	sameByID, _ := tables(name, shared)
+	maps.Copy(wasByID, sameByID)
+	maps.Copy(isByID, sameByID)
+	was, is := byName(wasByID), byName(isByID)
 	for _, t := range sortedKeys(is) {
 		if _, ok := was[t]; !ok {
 			r.TablesAdded = append(r.TablesAdded, t)
@@ -116,7 +154,7 @@ func Compare(name string, current, compiled map[string][]byte, now time.Time) Re
 		}
 	}
 	sort.Slice(r.Rules, func(i, j int) bool { return r.Rules[i].Concept < r.Rules[j].Concept })
-	rep := okf.Validate(bundleOf(current), okf.Options{Now: now})
+	rep := okf.Validate(bundleOf(dated(current, wasSnap, unchanged)), okf.Options{Now: now})
 	for _, f := range rep.Findings {
 		if f.Code == "stale" {
 			r.Stale = append(r.Stale, strings.TrimSuffix(f.Path, ".md"))
@@ -133,7 +171,7 @@ type table struct {
 }
 
 // tables reads the table concepts of a bundle's files by the read model's
-// parser, the one contract of what compile writes.
+// parser, the one contract of what compile writes, by concept id.
 func tables(name string, files map[string][]byte) (map[string]table, *readmodel.Snapshot) {
 	var docs []readmodel.Doc
 	for _, p := range slices.Sorted(maps.Keys(files)) {
@@ -153,9 +191,72 @@ func tables(name string, files map[string][]byte) (map[string]table, *readmodel.
 			t.order = append(t.order, n)
 			t.types[n] = s.Text(c, col.Type)
 		}
-		out[strings.ToLower(c.ID[strings.LastIndexByte(c.ID, '/')+1:])] = t
+		out[c.ID] = t
 	}
 	return out, s
+}
+
+// tableName is the name of the table a concept id stands for, lower case.
+func tableName(id string) string { return strings.ToLower(id[strings.LastIndexByte(id, '/')+1:]) }
+
+// byName keys tables by their name, the last id in order winning.
+func byName(byID map[string]table) map[string]table {
+	out := map[string]table{}
+	for _, id := range sortedKeys(byID) {
+		out[tableName(id)] = byID[id]
+	}
+	return out
+}
+
+func without(files map[string][]byte, drop map[string]bool) map[string][]byte {
+	out := map[string][]byte{}
+	for p, data := range files {
+		if !drop[p] {
+			out[p] = data
+		}
+	}
+	return out
+}
+
+// dated returns the files of the concepts that may state a stale_after:
+// those the snapshot of the files read says do, and the unchanged files
+// whose text could. Validate finds a concept stale from its own
+// frontmatter alone, so these are all it needs to see.
+func dated(files map[string][]byte, s *readmodel.Snapshot, unchanged map[string]bool) map[string][]byte {
+	ids := map[string]bool{}
+	for i := range s.Concepts {
+		if s.Concepts[i].StaleAfter != "" {
+			ids[s.Concepts[i].ID] = true
+		}
+	}
+	out := map[string][]byte{}
+	for p, data := range files {
+		if ids[okf.ConceptID(p)] || unchanged[p] && mayBeDated(data) {
+			out[p] = data
+		}
+	}
+	return out
+}
+
+// mayBeDated reports whether a document's frontmatter could have a
+// stale_after key: written so, or spelled by a YAML escape, the only way
+// to write a key other than as its characters (\x, \u and \U spell a
+// character, a backslash before a line break joins two lines).
+func mayBeDated(doc []byte) bool {
+	if bytes.Contains(doc, []byte("stale_after")) {
+		return true
+	}
+	for rest := doc; ; {
+		i := bytes.IndexByte(rest, '\\')
+		if i < 0 || i+1 == len(rest) {
+			return false
+		}
+		switch rest[i+1] {
+		case 'x', 'u', 'U', '\n', '\r':
+			return true
+		}
+		rest = rest[i+1:]
+	}
 }
 
 func bundleOf(files map[string][]byte) *okf.Bundle {

@@ -145,15 +145,17 @@ under --strict or drift under --check, 2 bad usage.`,
 			if d, err := dsn.Parse(from); err == nil && d.Engine == dsn.SQLite {
 				sources = append(sources, d.Path)
 			}
+			read := map[string]map[string][]byte{} // the bundles' documents, read once
 			for _, b := range bundles {
 				if current, err := store.ReadFolder(filepath.Join(out, b.Name)); err == nil {
+					read[b.Name] = current
 					if r := drift.Compare(b.Name, current, b.Files, time.Now()); r.Drifted() {
 						fmt.Fprint(e.stderr, r.Text())
 					}
 				}
 			}
 			conflict := func(bundle, path, why string) { fmt.Fprintf(e.stderr, "%s: %s: %s\n", bundle, path, why) }
-			if err := compile.Write(out, compile.WriteOptions{Force: force, Sources: sources, Conflict: conflict}, bundles...); err != nil {
+			if err := compile.Write(out, compile.WriteOptions{Force: force, Sources: sources, Conflict: conflict, Read: read}, bundles...); err != nil {
 				return err
 			}
 			noun := "bundles"

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -215,6 +216,35 @@ func BenchmarkCompileSharedData(b *testing.B) {
 			b.Fatalf("exit %d: %s", code, errOut.String())
 		}
 	}
+}
+
+// BenchmarkCompileAgain compiles the eight LiveSQLBench databases into a
+// fresh folder, and again over their own output (issue 25, defect 10):
+// recompiling is the common case, and should cost about what a first
+// compile does.
+func BenchmarkCompileAgain(b *testing.B) {
+	src := shareddata.Dir(b, "livesqlbench", "base-lite")
+	run := func(b *testing.B, out string) {
+		var stdout, stderr bytes.Buffer
+		if code := Main([]string{"compile", src, "--out", out}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+			b.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	}
+	b.Run("fresh", func(b *testing.B) {
+		dir := b.TempDir()
+		n := 0
+		for b.Loop() {
+			n++
+			run(b, filepath.Join(dir, strconv.Itoa(n)))
+		}
+	})
+	b.Run("recompile", func(b *testing.B) {
+		out := b.TempDir()
+		run(b, out)
+		for b.Loop() {
+			run(b, out)
+		}
+	})
 }
 
 // --from reads the catalog, and a folder given beside it layers its
@@ -474,5 +504,30 @@ func TestRecompileAfterExportKeepsEdits(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(exported, "shop", "tables", "customers.md")); !strings.Contains(string(got), "  digest: ") {
 		t.Error("the other concepts are not regenerated, sealed")
+	}
+}
+
+// TestCompileOutIsAFile: --out naming a file is bad usage named as such,
+// refused before anything is read, written or deleted.
+func TestCompileOutIsAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bundles")
+	if err := os.WriteFile(file, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"compile", shopDocs, "--out", file},
+		{"compile", shopDocs, "--out", file, "--check"},
+	} {
+		code, stdout, stderr := runOKF(t, args...)
+		if code != exitUsage || stdout != "" || stderr != "okf: --out "+file+": is a file, not a folder\nRun 'okf --help' for usage.\n" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != "mine" {
+		t.Errorf("the file became %q, %v", got, err)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 1 {
+		t.Errorf("the folder holds %v, %v; want the file alone", entries, err)
 	}
 }
