@@ -210,13 +210,35 @@ func (w *writer) addEntry(p, typ, title, description string) {
 	w.entries[dir][typ] = append(w.entries[dir][typ], indexEntry{file: path.Base(p), title: title, description: description})
 }
 
-// tableType is the OKF type of a table concept.
-func (w *writer) tableType() string {
-	if w.db.Engine == "sqlite" {
-		return "SQLite Table"
+// tableType is the OKF type of a table concept: the engine's name and the
+// kind of relation, or the kind alone when the engine is unknown.
+func (w *writer) tableType(t *Table) string {
+	kind := "Table"
+	if t.View {
+		kind = "View"
 	}
-	return "PostgreSQL Table"
+	if name := EngineName(w.db.Engine); name != "" {
+		return name + " " + kind
+	}
+	return kind
 }
+
+// engineNames are the engines whose names table types carry: PostgreSQL
+// and SQLite, which okf reads catalogs of, and the warehouses of dbt's
+// adapters, keyed by the adapter's type.
+var engineNames = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"postgres": "PostgreSQL", "sqlite": "SQLite", "duckdb": "DuckDB", "snowflake": "Snowflake",
+		"bigquery": "BigQuery", "redshift": "Redshift", "databricks": "Databricks", "spark": "Spark",
+		"trino": "Trino", "athena": "Athena", "sqlserver": "SQL Server", "fabric": "Microsoft Fabric",
+		"synapse": "Azure Synapse", "clickhouse": "ClickHouse", "mysql": "MySQL", "oracle": "Oracle",
+		"teradata": "Teradata", "vertica": "Vertica", "materialize": "Materialize", "dremio": "Dremio",
+	}
+}}
+
+// EngineName is how table types name an engine, "" for one it does not
+// know.
+func EngineName(engine string) string { return engineNames.Get()[engine] }
 
 // ruleTypes maps rule kinds to OKF types.
 var ruleTypes = lazy.Value[map[string]string]{New: func() map[string]string {

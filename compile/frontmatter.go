@@ -95,6 +95,9 @@ func renderFront(front any) ([]byte, bool) {
 		if len(front.Grain) > 0 {
 			f.flowList("grain", front.Grain)
 		}
+		if front.Layer != "" {
+			f.scalar("", "layer", front.Layer)
+		}
 		f.generated(front.Generated)
 		f.sources(front.Sources)
 	case ruleFront:

@@ -115,6 +115,7 @@ func TestRenderFrontAsYAMLv3(t *testing.T) {
 			Grain: []string{"id", "line"}, Generated: generated{By: "okf/devel", At: "2026-11-29T10:00:00Z"},
 			Sources: []source{{ID: "schema", Resource: "shop/schema.sql", Title: "shop schema"}, {Resource: "x.md"}}},
 		tableFront{Type: "T", Title: "t", Description: "d", Generated: generated{By: "okf/devel"}},
+		tableFront{Type: "DuckDB View", Title: "stg", Description: "d", Tags: []string{"shop"}, Layer: "staging", Generated: generated{By: "okf/devel"}},
 		ruleFront{Type: "Business Rule", Title: "Active customer", Description: "A customer with an order: in 90 days.",
 			Tags: []string{"a", "b"}, Generated: generated{By: "okf/devel"}, Sources: []source{{ID: "kb", Resource: "kb.jsonl", Title: "rule 1"}}},
 	}

@@ -24,7 +24,8 @@ import (
 type Database struct {
 	// Name names the bundle folder and tags every concept.
 	Name string
-	// Engine is the SQL engine the tables live in: "postgres" or "sqlite".
+	// Engine is the SQL engine the tables live in: "postgres", "sqlite",
+	// or another EngineName knows (a dbt adapter's); "" when unknown.
 	Engine string
 	Tables []*Table
 	Rules  []*Rule
@@ -70,7 +71,20 @@ type Table struct {
 	ForeignKeys []ForeignKey
 	// Meaning is the table's own description (a COMMENT ON TABLE), if any.
 	Meaning string
+	// View marks a view rather than a stored table.
+	View bool
+	// Layer is where the table sits in the data's lineage, when the
+	// sources say: LayerSource (data as loaded), LayerStaging (cleaned up
+	// for other tables to be built from) or LayerMart (what people query).
+	Layer string
 }
+
+// The layers of Table.Layer, as a table concept's layer field writes them.
+const (
+	LayerSource  = "source"
+	LayerStaging = "staging"
+	LayerMart    = "mart"
+)
 
 // Column is one column of a table.
 type Column struct {

@@ -29,6 +29,7 @@ type tableFront struct {
 	Description string    `yaml:"description"`
 	Tags        []string  `yaml:"tags,flow"`
 	Grain       []string  `yaml:"grain,flow,omitempty"`
+	Layer       string    `yaml:"layer,omitempty"`
 	Generated   generated `yaml:"generated"`
 	Sources     []source  `yaml:"sources,omitempty"`
 }
@@ -76,8 +77,8 @@ func section(heading string, lines ...string) string {
 func (w *writer) table(t *Table) {
 	desc := w.tableDescription(t)
 	front := tableFront{
-		Type: w.tableType(), Title: t.Name, Description: desc, Tags: []string{w.db.Name},
-		Grain: t.PrimaryKey, Generated: w.generated(), Sources: w.sources(false, nil),
+		Type: w.tableType(t), Title: t.Name, Description: desc, Tags: []string{w.db.Name},
+		Grain: t.PrimaryKey, Layer: t.Layer, Generated: w.generated(), Sources: w.sources(false, nil),
 	}
 	sections := []string{w.schema(t)}
 	if lines := enumLines(t); len(lines) > 0 {
@@ -105,7 +106,8 @@ func (w *writer) schema(t *Table) string {
 	for _, c := range t.Columns {
 		typ := c.Type
 		if c.NotNull && !t.IsKey(c.Name) {
-			typ += ", not null"
+			// A column of no known type is "not null" alone, not ", not null".
+			typ = strings.TrimPrefix(typ+", not null", ", ")
 		}
 		lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s |", code(c.Name), cell(typ), cell(keyText(t, c)), cell(c.Meaning)))
 	}

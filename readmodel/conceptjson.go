@@ -49,6 +49,9 @@ func (r *conceptReader) concept(c *Concept) bool {
 	if r.maybe(`,"stale_after":`) {
 		c.StaleAfter = r.str()
 	}
+	if r.maybe(`,"layer":`) {
+		c.Layer = r.str()
+	}
 	r.lit(`,"row":`)
 	c.Row = r.pair()
 	r.lit(`,"body":`)

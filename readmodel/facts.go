@@ -302,14 +302,17 @@ func columnName(s string) string {
 }
 
 // typeSuffixes reads the suffixes a row adds to a type, ", not null" (okf
-// compile) and ", primary key" (bundles that keep no key column), and
-// returns how many bytes they take at the cell's end.
+// compile; "not null" alone when the type is unknown) and ", primary key"
+// (bundles that keep no key column), and returns how many bytes they take
+// at the cell's end.
 func typeSuffixes(s string) (cut int, notNull, key bool) {
 	for {
 		rest := strings.TrimRight(s[:len(s)-cut], " ")
 		switch {
 		case hasSuffixFold(rest, ", not null"):
 			notNull, cut = true, len(s)-len(rest)+len(", not null")
+		case strings.EqualFold(rest, "not null"):
+			notNull, cut = true, len(s)
 		case hasSuffixFold(rest, ", primary key"):
 			key, cut = true, len(s)-len(rest)+len(", primary key")
 		default:

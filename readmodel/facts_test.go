@@ -13,20 +13,22 @@ import (
 // roundTripDB is a compile model with what the facts must carry: single and
 // composite primary keys (one in an order that is not the schema's), single
 // and composite foreign keys, a key to a table the database lacks, types
-// with and without "not null", a key column the model does not call not
-// null, meanings with a pipe and without any, a column name with a
-// backtick, a JSON column, and rules that name columns directly, through a
-// JSON path and through another rule.
+// with and without "not null", a not-null column of no known type, a key
+// column the model does not call not null, meanings with a pipe and
+// without any, a column name with a backtick, a JSON column, a view and
+// layers, and rules that name columns directly, through a JSON path and
+// through another rule.
 func roundTripDB() *compile.Database {
 	return &compile.Database{
 		Name: "depot", Engine: "postgres",
 		Tables: []*compile.Table{
 			{
-				Name: "orders", PrimaryKey: []string{"ordid"},
+				Name: "orders", PrimaryKey: []string{"ordid"}, Layer: compile.LayerMart,
 				Columns: []*compile.Column{
 					{Name: "ordid", Type: "integer", NotNull: true, Meaning: "Order number."},
 					{Name: "placed", Type: "timestamp without time zone", NotNull: true, Meaning: "When the order was placed."},
 					{Name: "channel", Type: "character varying", Meaning: "web | phone | store"},
+					{Name: "discount", NotNull: true, Meaning: "Discount given; its type is not known."},
 					{Name: "attrs", Type: "jsonb", Meaning: "Order attributes.", JSONFields: []compile.JSONField{{Path: "gift.wrapped", Meaning: "Gift wrapping asked for."}}},
 				},
 			},
@@ -42,7 +44,7 @@ func roundTripDB() *compile.Database {
 				ForeignKeys: []compile.ForeignKey{{Columns: []string{"ordid"}, RefTable: "orders", RefColumns: []string{"ordid"}}},
 			},
 			{
-				Name: "shipments", PrimaryKey: []string{"shipid"},
+				Name: "shipments", PrimaryKey: []string{"shipid"}, View: true, Layer: compile.LayerStaging,
 				Columns: []*compile.Column{
 					{Name: "shipid", Type: "integer", NotNull: true, Meaning: "Shipment number."},
 					{Name: "shipord", Type: "integer", NotNull: true, Meaning: "The order of the line shipped."},
@@ -152,6 +154,9 @@ func TestFactsRoundTripThroughCompile(t *testing.T) {
 		if want, ok := tables[c.ID]; ok {
 			if got := view(s, c); !reflect.DeepEqual(got, want) || c.Rule() != nil {
 				t.Errorf("%s: facts\n%s\nwant\n%s", c.ID, asJSON(got), asJSON(want))
+			}
+			if tb := db.Table(strings.TrimPrefix(c.ID, "tables/")); c.Layer != tb.Layer {
+				t.Errorf("%s: layer %q, want %q", c.ID, c.Layer, tb.Layer)
 			}
 			delete(tables, c.ID)
 			continue

@@ -51,6 +51,10 @@ type Concept struct {
 	// StaleAfter is the authored stale_after value; staleness is decided at
 	// read time so the snapshot never depends on the clock.
 	StaleAfter string `json:"stale_after,omitempty"`
+	// Layer is the frontmatter's layer: where the data a table concept
+	// describes sits in its lineage ("source", "staging", "mart"), as okf
+	// compile writes it for a dbt project; search ranks by it.
+	Layer string `json:"layer,omitempty"`
 	// Row is the byte range of the concept's manifest row, newline included.
 	Row [2]int `json:"row"`
 	// Body is the byte range of the concept's body (the document after its
@@ -309,6 +313,8 @@ func compileConcept(bundleName string, b *okf.Bundle, d *okf.Document) (Concept,
 	c.Links = append([]string(nil), b.Outbound(d.ID())...)
 	c.StaleAfter, _ = d.Text("stale_after")
 	c.StaleAfter = strings.TrimSpace(c.StaleAfter)
+	c.Layer, _ = d.Text("layer")
+	c.Layer = strings.TrimSpace(c.Layer)
 	for _, sec := range d.Sections {
 		c.Sections = append(c.Sections, Section{Slug: sec.Slug, Start: sec.Start - d.BodyStart, End: sec.End - d.BodyStart})
 	}

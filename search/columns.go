@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/okf-tools/okf/internal/lazy"
-	"github.com/okf-tools/okf/readmodel"
 )
 
 // A question names columns its rules do not: "show the manufacturer and
@@ -31,6 +30,9 @@ type columnIndex struct {
 	// compact is each column's name in lower case without separators,
 	// where a question's word may hide: "denomination" in mktdenom.
 	compact []string
+	// weight scales each column's score by its table's layer; nil when no
+	// table states one.
+	weight []float64
 }
 
 type colPosting struct {
@@ -54,7 +56,7 @@ type packData struct {
 
 // columnIndex returns the column index of a bundle.
 func (ix *Index) columnIndex(bundle string) *columnIndex {
-	return perBundle(&ix.packs, &ix.packs.columns, bundle, func() *columnIndex { return buildColumnIndex(ix.snap, bundle) })
+	return perBundle(&ix.packs, &ix.packs.columns, bundle, func() *columnIndex { return ix.buildColumnIndex(bundle) })
 }
 
 // perBundle returns a bundle's entry of a cache of p, building it on
@@ -138,7 +140,8 @@ func stem(t []byte) []byte {
 	return t
 }
 
-func buildColumnIndex(s *readmodel.Snapshot, bundle string) *columnIndex {
+func (ix *Index) buildColumnIndex(bundle string) *columnIndex {
+	s := ix.snap
 	ci := &columnIndex{postings: map[string][]colPosting{}}
 	var lens []float64
 	total := 0.0
@@ -154,6 +157,9 @@ func buildColumnIndex(s *readmodel.Snapshot, bundle string) *columnIndex {
 		for _, col := range facts.Columns {
 			id := int32(len(ci.cols))
 			ci.cols = append(ci.cols, tableColumn{table: i, name: col.Name})
+			if ix.layers != nil {
+				ci.weight = append(ci.weight, layerWeights[ix.layer(i)])
+			}
 			ci.compact = append(ci.compact, strings.Join(Tokens(col.Name), ""))
 			tf := map[string]float32{}
 			n := 0.0
@@ -198,7 +204,8 @@ const (
 )
 
 // match returns the columns of the index the question's terms match, best
-// first (ties by table, then name).
+// first (ties by table, then name), each score scaled by its table's
+// layer.
 func (ci *columnIndex) match(question string) []scoredColumn {
 	seen := map[string]bool{}
 	scores := map[int32]float64{}
@@ -243,6 +250,9 @@ func (ci *columnIndex) match(question string) []scoredColumn {
 	}
 	out := make([]scoredColumn, 0, len(scores))
 	for id, sc := range scores {
+		if ci.weight != nil {
+			sc *= ci.weight[id]
+		}
 		out = append(out, scoredColumn{ci.cols[id], sc})
 	}
 	sort.Slice(out, func(a, b int) bool {

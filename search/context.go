@@ -197,11 +197,25 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 	takeRules(rules[:first], true)
 
 	cols := ix.columnIndex(bundle).match(question)
+	// A column that a table of a higher layer also has, and that matched
+	// too, is that table's column before it was built: the higher one
+	// answers as well, and the pack shows it alone.
+	var highest map[string]uint8
+	if ix.layers != nil {
+		highest = map[string]uint8{}
+		for _, c := range cols {
+			name, r := strings.ToLower(c.name), ix.layer(c.table)
+			if h, ok := highest[name]; !ok || r < h {
+				highest[name] = r
+			}
+		}
+	}
 	for k, c := range cols {
 		if k == nCols || c.score < colRel*cols[0].score {
 			break
 		}
-		if sel.has(c.table, c.name) || len(sel.rules) > 0 && sel.cols[c.table] == nil && c.score < newRel*cols[0].score {
+		if sel.has(c.table, c.name) || len(sel.rules) > 0 && sel.cols[c.table] == nil && c.score < newRel*cols[0].score ||
+			highest != nil && ix.layer(c.table) > highest[strings.ToLower(c.name)] {
 			continue
 		}
 		try := sel.clone()
@@ -237,12 +251,20 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 	takeRules(rules[first:], true)
 
 	tablesTaken := 0
+	// A table hit of a lower layer than a hit that scored higher answers
+	// the question no better than that one: the pack leaves it out.
+	layerAbove := uint8(len(layerWeights))
 	for _, h := range hits {
 		if tablesTaken == PackTables {
 			break
 		}
 		i := ix.position0(h.Concept)
-		if !h.Concept.IsTable() || sel.cols[i] != nil || h.Score < minRel*top {
+		if !h.Concept.IsTable() {
+			continue
+		}
+		outranked := ix.layer(i) > layerAbove
+		layerAbove = min(layerAbove, ix.layer(i))
+		if outranked || sel.cols[i] != nil || h.Score < minRel*top {
 			continue
 		}
 		try := sel.clone()
@@ -686,24 +708,29 @@ func (p *packer) schemaRows(t int, cols, asked, listed map[string]bool, pieces *
 }
 
 // schemaRow renders a column's row: its name, type (with "not null" when
-// it is not a key column), keys (but those listed as joins) and, when
-// meaning is set, meaning.
+// it is not a key column; "not null" alone when the type is unknown), keys
+// (but those listed as joins) and, when meaning is set, meaning.
 func (ix *Index) schemaRow(c *readmodel.Concept, facts *readmodel.TableFacts, col readmodel.Column, key, meaning bool, listed map[string]bool) string {
 	typ := ix.snap.Text(c, col.Type)
 	if short, ok := shortTypes.Get()[strings.ToLower(typ)]; ok {
 		typ = short
 	}
-	if col.NotNull && !key {
-		typ += ", not null"
+	// What the row says of the column: its type, when known, "not null", and
+	// its keys.
+	var says []string
+	if typ != "" {
+		says = append(says, typ)
 	}
-	var keys []string
+	if col.NotNull && !key {
+		says = append(says, "not null")
+	}
 	if key {
-		keys = append(keys, "primary key")
+		says = append(says, "primary key")
 	}
 	for _, fk := range facts.ForeignKeys {
 		for i, fc := range fk.Columns {
 			if strings.EqualFold(fc, col.Name) && !listed[listedKey(fc, fk.Table)] {
-				keys = append(keys, "references "+fk.Table+"."+fk.RefColumns[i])
+				says = append(says, "references "+fk.Table+"."+fk.RefColumns[i])
 			}
 		}
 	}
@@ -711,9 +738,9 @@ func (ix *Index) schemaRow(c *readmodel.Concept, facts *readmodel.TableFacts, co
 	if meaning {
 		m = trimMeaning(ix.snap.Text(c, col.Meaning))
 	}
-	row := "- " + code(col.Name) + " " + typ
-	if len(keys) > 0 {
-		row += ", " + strings.Join(keys, ", ")
+	row := "- " + code(col.Name)
+	if len(says) > 0 {
+		row += " " + strings.Join(says, ", ")
 	}
 	if m != "" {
 		row += ": " + m

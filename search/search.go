@@ -1,6 +1,7 @@
 // Package search ranks the concepts of a snapshot for a question, with no
 // model in the loop: BM25 over each concept's names, manifest cells and body,
-// raised for the concepts the question names, then a capped one-hop
+// scaled by the layer a table states (marts above what they are built
+// from), raised for the concepts the question names, then a capped one-hop
 // expansion over the link graph. Results are manifest rows with a position
 // hint, never bodies, so an agent narrows with search and then reads only
 // the sections it chose. The package also builds context packs: the rules,
@@ -75,6 +76,10 @@ type Index struct {
 	joins  *joinGraph // the foreign keys between tables, resolved on first use
 
 	packs packData // what context packs read, built on first use
+
+	// layers is each concept's layer rank (see layerRank); nil when no
+	// concept names a layer.
+	layers []uint8
 }
 
 // span is the run [lo, hi) of the concepts of one bundle.
@@ -240,6 +245,14 @@ func BuildWeighted(s *readmodel.Snapshot, w Weights) *Index {
 		}
 	}
 	ix.avgLen = lengthNorms(ix.norm, ix.docLen, total)
+	for i := range s.Concepts {
+		if r := layerRank(s.Concepts[i].Layer); r > 0 {
+			if ix.layers == nil {
+				ix.layers = make([]uint8, len(s.Concepts))
+			}
+			ix.layers[i] = r
+		}
+	}
 	nKeys := 0
 	for _, sh := range shards {
 		nKeys += len(sh.keys)
@@ -435,6 +448,11 @@ func (ix *Index) Search(query string, o Options) []Hit {
 			scores[p.doc] += idf * tf * (k1 + 1) / (tf + float64(norm[p.doc]))
 		}
 	}
+	if ix.layers != nil {
+		for _, d := range cands {
+			scores[d] *= layerWeights[ix.layers[d]]
+		}
+	}
 	raise := func(docs []int32, by float64) {
 		for _, d := range docs {
 			if scores[d] == 0 {
@@ -471,6 +489,40 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		hits = append(hits, ix.expand(top, k)...)
 	}
 	return hits
+}
+
+// A concept's layer (readmodel.Concept.Layer: okf compile writes it for
+// a dbt project's tables) scales its score, so that of two tables that
+// answer a question equally well, the one people query (a mart, or a
+// table of no stated layer) ranks above the staging table it is built
+// from, and that above the data as loaded. A table the query names
+// exactly still ranks first (ExactBoost is added after).
+const (
+	StagingWeight = 0.7
+	SourceWeight  = 0.5
+)
+
+// layerWeights are the weights by layer rank.
+var layerWeights = [...]float64{1, StagingWeight, SourceWeight}
+
+// layerRank orders layers from the one people query (0, also for none or
+// one search does not know) down to the data as loaded (2).
+func layerRank(layer string) uint8 {
+	switch layer {
+	case "staging":
+		return 1
+	case "source":
+		return 2
+	}
+	return 0
+}
+
+// layer returns the layer rank of the concept at position i.
+func (ix *Index) layer(i int) uint8 {
+	if ix.layers == nil {
+		return 0
+	}
+	return ix.layers[i]
 }
 
 // NamedBoost is what a rule the query names word for word (its title, the

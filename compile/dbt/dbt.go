@@ -7,9 +7,13 @@
 // values their types), and every table of the sources the properties
 // files (.yml, .yaml) declare. The properties give descriptions, column
 // types, and tests: unique with not_null makes a primary key,
-// relationships a foreign key, accepted_values the enum labels. Docs
-// blocks ({% docs %} in .md files under the docs paths) are resolved where
-// a description calls doc(). The semantic layer (semantic_models and
+// relationships a foreign key, accepted_values the enum labels; a seed's
+// column_types are the types dbt loads it with. Docs blocks ({% docs %} in
+// .md files under the docs paths) are resolved where a description calls
+// doc(), and descriptions made one line of compact text. The adapter
+// (profiles.yml, else the adapter package installed) names the engine, and
+// the lineage (ref()s, exposures, dbt's folder layout) puts each table in a
+// layer: source, staging or mart. The semantic layer (semantic_models and
 // metrics) becomes one calculation rule per metric, whose definition
 // states the calculation in words and as SQL over the tables, so that the
 // linker joins each metric to the columns it uses.
@@ -43,15 +47,14 @@ func IsProject(dir string) bool {
 }
 
 // Read reads the dbt project in dir into a database named after the
-// project. With no warehouse to ask, tables are PostgreSQL tables: the
-// dialect most dbt warehouses speak, and the one the metrics' SQL is
-// written in.
+// project, on the engine of its dbt adapter (unknown when the project
+// does not say).
 func Read(dir string) (*compile.Database, error) {
 	p, err := load(dir)
 	if err != nil {
 		return nil, err
 	}
-	db := &compile.Database{Name: p.name, Engine: "postgres", Unmatched: p.unmatched}
+	db := &compile.Database{Name: p.name, Engine: p.engine, Unmatched: p.unmatched}
 	for _, n := range p.nodes {
 		db.Tables = append(db.Tables, n.table)
 	}
@@ -121,6 +124,8 @@ func layer(db *compile.Database, t *compile.Table, n *node, names map[string]str
 	if n.documented && strings.TrimSpace(doc.Meaning) != "" {
 		t.Meaning = doc.Meaning
 	}
+	t.Layer = doc.Layer
+	t.View = t.View || doc.View
 	for _, dc := range doc.Columns {
 		c := t.Column(dc.Name)
 		if c == nil {
@@ -204,11 +209,22 @@ type node struct {
 	combos [][]string
 	// declared is the key a primary_key constraint declares.
 	declared []string
+	// refs are the lower names a model's code ref()s; exposed is set when
+	// an exposure or a semantic model is built on the table.
+	refs    []string
+	exposed bool
+	// folderLayer is the layer a model's folder names (see folderLayer).
+	folderLayer string
+	// columnTypes are a seed's column_types settings, column and type,
+	// the project's shallowest first and its properties' last.
+	columnTypes [][2]string
 }
 
 // project is what load reads of a dbt project.
 type project struct {
 	dir, name string
+	// engine is the adapter's engine, "" when unknown (see readEngine).
+	engine string
 	// base prefixes every cited path: the project's folder name, so that
 	// citations do not depend on where the project lies on this machine.
 	base                             string
@@ -237,6 +253,9 @@ func load(dir string) (*project, error) {
 	if err := p.readConfig(); err != nil {
 		return nil, err
 	}
+	if err := p.readEngine(); err != nil {
+		return nil, err
+	}
 	if err := p.readDocs(); err != nil {
 		return nil, err
 	}
@@ -249,6 +268,7 @@ func load(dir string) (*project, error) {
 	if err := p.readProperties(); err != nil {
 		return nil, err
 	}
+	p.setLayers()
 	return p, nil
 }
 

@@ -99,8 +99,8 @@ func figures(db *compile.Database) keyFigures {
 func TestJaffleShop(t *testing.T) {
 	dir := jaffleDir(t)
 	db := read(t, dir)
-	if db.Name != "jaffle_shop" || db.Engine != "postgres" {
-		t.Errorf("database %q on %q, want jaffle_shop on postgres", db.Name, db.Engine)
+	if db.Name != "jaffle_shop" || db.Engine != "duckdb" {
+		t.Errorf("database %q on %q, want jaffle_shop on duckdb", db.Name, db.Engine)
 	}
 	var names []string
 	for _, tb := range db.Tables {
@@ -127,7 +127,7 @@ func TestJaffleShop(t *testing.T) {
 		t.Errorf("enum columns %v, want %v", k.enums, wantEnums)
 	}
 	status := db.Table("orders").Column("status")
-	if !strings.HasPrefix(status.Meaning, "Orders can be one of the following statuses:") || !strings.Contains(status.Meaning, "| return_pending | The customer has indicated") {
+	if !strings.HasPrefix(status.Meaning, "Orders can be one of the following statuses:") || !strings.Contains(status.Meaning, "; return_pending: The customer has indicated") {
 		t.Errorf("orders.status: the docs block orders_status is not resolved: %q", status.Meaning)
 	}
 	notNull := 0
@@ -248,7 +248,7 @@ func TestSemanticExample(t *testing.T) {
 			t.Errorf("%s means %q, want %q", col, got, want)
 		}
 	}
-	if got := db.Table("orders").Column("status").Meaning; !strings.HasPrefix(got, "Where the order is in its life:\n\n- placed:") {
+	if got := db.Table("orders").Column("status").Meaning; !strings.HasPrefix(got, "Where the order is in its life: placed: ordered, not yet shipped; shipped:") {
 		t.Errorf("orders.status: docs block not resolved: %q", got)
 	}
 	// data_type wins over the CSV's values; a seed without properties

@@ -91,5 +91,120 @@ func (p *project) resolveDocs(f *yfile, line int, what, desc string) (string, er
 		return "", fmt.Errorf("%s:%d: %s: the description calls doc(%q), but no docs block under %s is named %s",
 			f.path, line, what, missing, strings.Join(p.docsPaths, ", "), missing)
 	}
-	return strings.TrimSpace(out), nil
+	return compact(out), nil
+}
+
+var (
+	// delimiterRowRe is the row under a markdown table's header:
+	// |---|:--:|, with or without the outer pipes.
+	delimiterRowRe = lazy.Regexp{Expr: `^\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?$`}
+	// listItemRe is the marker of a markdown list item: -, *, + or 1.
+	listItemRe = lazy.Regexp{Expr: `^(?:[-*+]|\d{1,9}[.)])\s+`}
+	// headingRe is the marker of a markdown heading.
+	headingRe = lazy.Regexp{Expr: `^#{1,6}\s+`}
+)
+
+// compact makes a description's markdown one line of text, as a table
+// cell holds it: a table's rows become "value: meaning" items (the header
+// names the third column on) and a list's items items, each run joined
+// with "; "; paragraphs and headings are joined with spaces, a run of
+// spaces is one.
+func compact(md string) string {
+	lines := strings.Split(md, "\n")
+	var blocks, para, items []string
+	inList := false
+	flush := func() {
+		if len(para) > 0 {
+			blocks = append(blocks, strings.Join(para, " "))
+		}
+		if len(items) > 0 {
+			blocks = append(blocks, strings.Join(items, "; "))
+		}
+		para, items, inList = nil, nil, false
+	}
+	for i := 0; i < len(lines); i++ {
+		line := strings.Join(strings.Fields(lines[i]), " ")
+		switch {
+		case line == "":
+			flush()
+		case strings.Contains(line, "|") && i+1 < len(lines) && delimiterRowRe.Get().MatchString(strings.TrimSpace(lines[i+1])):
+			flush()
+			header := tableCells(line)
+			for i += 2; i < len(lines) && strings.Contains(lines[i], "|"); i++ {
+				if item := tableItem(header, tableCells(lines[i])); item != "" {
+					items = append(items, item)
+				}
+			}
+			i--
+			flush()
+		case listItemRe.Get().MatchString(line):
+			if !inList {
+				flush()
+			}
+			items, inList = append(items, listItemRe.Get().ReplaceAllString(line, "")), true
+		case inList:
+			items[len(items)-1] += " " + line // a lazy continuation of the item
+		case headingRe.Get().MatchString(line):
+			flush()
+			blocks = append(blocks, headingRe.Get().ReplaceAllString(line, ""))
+		default:
+			para = append(para, line)
+		}
+	}
+	flush()
+	for i, b := range blocks[:max(0, len(blocks)-1)] {
+		if !strings.ContainsAny(b[len(b)-1:], ".:;!?") {
+			blocks[i] = b + "."
+		}
+	}
+	return strings.Join(blocks, " ")
+}
+
+// tableCells splits a markdown table row into its cells, trimmed and with
+// their spaces collapsed; "\|" is a pipe inside a cell.
+func tableCells(row string) []string {
+	row = strings.TrimSpace(row)
+	row = strings.TrimPrefix(row, "|")
+	if strings.HasSuffix(row, "|") && !strings.HasSuffix(row, `\|`) {
+		row = row[:len(row)-1]
+	}
+	var cells []string
+	start := 0
+	for i := 0; i < len(row); i++ {
+		switch row[i] {
+		case '\\':
+			i++
+		case '|':
+			cells = append(cells, row[start:i])
+			start = i + 1
+		}
+	}
+	cells = append(cells, row[start:])
+	for i, c := range cells {
+		cells[i] = strings.Join(strings.Fields(strings.ReplaceAll(c, `\|`, "|")), " ")
+	}
+	return cells
+}
+
+// tableItem is a table row as an item: "first: second, header third, …",
+// leaving out empty cells.
+func tableItem(header, cells []string) string {
+	var rest []string
+	for j := 1; j < len(cells); j++ {
+		c := cells[j]
+		if c == "" {
+			continue
+		}
+		if j >= 2 && j < len(header) && header[j] != "" {
+			c = header[j] + " " + c
+		}
+		rest = append(rest, c)
+	}
+	switch {
+	case len(cells) == 0 || cells[0] == "":
+		return strings.Join(rest, ", ")
+	case len(rest) == 0:
+		return cells[0]
+	}
+	return cells[0] + ": " + strings.Join(rest, ", ")
 }

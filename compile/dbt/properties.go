@@ -23,7 +23,7 @@ type entry struct {
 // readProperties reads every properties file under the model and seed
 // paths: first the sources, which declare tables, then the entries that
 // describe models, seeds and source tables (their tests may refer to any
-// table), then the semantic layer.
+// table), then the semantic layer and the exposures.
 func (p *project) readProperties() error {
 	found, err := p.find(slices.Concat(p.modelPaths, p.seedPaths), ".yml", ".yaml")
 	if err != nil {
@@ -90,10 +90,14 @@ func (p *project) readProperties() error {
 		}
 	}
 	for _, n := range p.nodes {
+		p.applyColumnTypes(n)
 		n.resolveKey()
 	}
 	for _, f := range files {
 		if err := p.sem.read(p, f); err != nil {
+			return err
+		}
+		if err := p.readExposures(f); err != nil {
 			return err
 		}
 	}
@@ -202,6 +206,18 @@ func (p *project) apply(e entry) error {
 	}
 	if t.Meaning == "" {
 		t.Meaning = e.fallback
+	}
+	if n.kind == seedKind {
+		n.columnTypes = append(n.columnTypes, columnTypes(lookup(lookup(it, "config"), "column_types"))...)
+	}
+	if n.kind == modelKind {
+		materialized, err := f.text(lookup(it, "config"), "materialized")
+		if err != nil {
+			return err
+		}
+		if materialized != "" {
+			t.View = strings.EqualFold(materialized, "view")
+		}
 	}
 	cols, err := f.list(it, "columns")
 	if err != nil {

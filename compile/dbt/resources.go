@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,9 +59,10 @@ func (p *project) readModels() error {
 			continue
 		}
 		p.used(f.root)
-		p.add(&node{kind: modelKind, file: f.rel, table: &compile.Table{
+		p.add(&node{kind: modelKind, file: f.rel, refs: refsOf(sql), folderLayer: folderLayer(f), table: &compile.Table{
 			Name:    name,
 			Meaning: fmt.Sprintf("A dbt model (%s) that no properties file describes: its columns are not documented.", f.rel),
+			View:    strings.EqualFold(materialized, "view"),
 		}})
 	}
 	return nil
@@ -89,22 +91,32 @@ func (p *project) add(n *node) {
 
 // projectConfig returns the materialization and whether a resource is
 // enabled, as the models: or seeds: tree of dbt_project.yml sets them for
-// its folder: the deepest setting wins. The tree's first level names
-// projects; its next ones the folders below the resource path, then
-// resources.
+// its folder: the deepest setting wins.
 func (p *project) projectConfig(tree string, f projectFile, name string) (materialized string, enabled bool) {
 	enabled = true
-	level := lookup(p.config.root, tree)
-	rel := strings.TrimPrefix(strings.TrimPrefix(f.rel, f.root), "/")
-	parts := append([]string{p.name}, strings.Split(path.Dir(rel), "/")...)
-	parts = append(parts, name)
-	for i := 0; level != nil; i++ {
+	for _, level := range p.configLevels(tree, f, name) {
 		if v := configValue(level, "materialized"); v != "" {
 			materialized = v
 		}
 		if v := configValue(level, "enabled"); v != "" {
 			enabled = !strings.EqualFold(v, "false")
 		}
+	}
+	return materialized, enabled
+}
+
+// configLevels returns the levels of the models: or seeds: tree of
+// dbt_project.yml that configure a resource, shallowest first: the tree's
+// first level names projects; its next ones the folders below the
+// resource path, then resources.
+func (p *project) configLevels(tree string, f projectFile, name string) []*yaml.Node {
+	level := lookup(p.config.root, tree)
+	rel := strings.TrimPrefix(strings.TrimPrefix(f.rel, f.root), "/")
+	parts := append([]string{p.name}, strings.Split(path.Dir(rel), "/")...)
+	parts = append(parts, name)
+	var out []*yaml.Node
+	for i := 0; level != nil; i++ {
+		out = append(out, level)
 		if i == len(parts) {
 			break
 		}
@@ -113,7 +125,7 @@ func (p *project) projectConfig(tree string, f projectFile, name string) (materi
 		}
 		level = lookup(level, parts[i])
 	}
-	return materialized, enabled
+	return out
 }
 
 // configValue reads a scalar config of a dbt_project.yml level, written
@@ -149,9 +161,42 @@ func (p *project) readSeeds() error {
 			return err
 		}
 		p.used(f.root)
-		p.add(&node{kind: seedKind, file: f.rel, table: &compile.Table{Name: name, Columns: cols}})
+		n := &node{kind: seedKind, file: f.rel, table: &compile.Table{Name: name, Columns: cols}}
+		for _, level := range p.configLevels("seeds", f, name) {
+			for _, k := range []string{"column_types", "+column_types"} {
+				n.columnTypes = append(n.columnTypes, columnTypes(lookup(level, k))...)
+			}
+		}
+		p.add(n)
 	}
 	return nil
+}
+
+// columnTypes reads a column_types mapping, column to type, in its order.
+func columnTypes(m *yaml.Node) [][2]string {
+	var out [][2]string
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if v := deref(m.Content[i+1]); v.Kind == yaml.ScalarNode && strings.TrimSpace(v.Value) != "" {
+			out = append(out, [2]string{m.Content[i].Value, strings.TrimSpace(v.Value)})
+		}
+	}
+	return out
+}
+
+// applyColumnTypes types a seed's columns as its column_types load them,
+// over what its values and data_type say; the last entry for a column
+// wins, as dbt merges the settings. An entry for no column is unmatched.
+func (p *project) applyColumnTypes(n *node) {
+	for _, ct := range n.columnTypes {
+		if c := n.table.Column(ct[0]); c != nil {
+			c.Type = ct[1]
+		} else if miss := n.table.Name + "." + ct[0]; !slices.Contains(p.unmatched, miss) {
+			p.unmatched = append(p.unmatched, miss)
+		}
+	}
 }
 
 // readCSV reads a seed's columns: the header's names, each typed by its
