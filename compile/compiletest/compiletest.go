@@ -44,17 +44,26 @@ func Shared(tb testing.TB, folders ...string) []*compile.Bundle {
 	tb.Helper()
 	var out []*compile.Bundle
 	for _, f := range folders {
-		dbs, err := source.Read(context.Background(), shareddata.Dir(tb, strings.Split(f, "/")...))
+		out = append(out, Folder(tb, shareddata.Dir(tb, strings.Split(f, "/")...))...)
+	}
+	return out
+}
+
+// Folder compiles the databases a folder documents, a bundle each, in
+// folder order.
+func Folder(tb testing.TB, dir string) []*compile.Bundle {
+	tb.Helper()
+	dbs, err := source.Read(context.Background(), dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []*compile.Bundle
+	for _, db := range dbs {
+		b, err := compile.Build(db, compile.Options{Generator: "okf/test"})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		for _, db := range dbs {
-			b, err := compile.Build(db, compile.Options{Generator: "okf/test"})
-			if err != nil {
-				tb.Fatal(err)
-			}
-			out = append(out, b)
-		}
+		out = append(out, b)
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package drift
 
 import (
-	"context"
 	"maps"
 	"reflect"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/compiletest"
-	"github.com/okf-tools/okf/compile/source"
 )
 
 func build(t *testing.T, db *compile.Database) map[string][]byte {
@@ -156,17 +154,7 @@ func TestCompiledBundlesHaveNoDrift(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	bundles := compiletest.Shared(t, "livesqlbench/base-lite", "bird", "dbt")
 	for _, dir := range []string{"../livesqlbench/testdata", "../../examples/shop"} {
-		dbs, err := source.Read(context.Background(), dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, db := range dbs {
-			b, err := compile.Build(db, compile.Options{Generator: "okf/test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			bundles = append(bundles, b)
-		}
+		bundles = append(bundles, compiletest.Folder(t, dir)...)
 	}
 	for _, b := range bundles {
 		read, unread := Compare(b.Name, b.Files, touched(b.Files), now), Compare(b.Name, b.Files, b.Files, now)
