@@ -91,6 +91,9 @@ func renderFront(front any) ([]byte, bool) {
 		f.scalar("", "type", front.Type)
 		f.scalar("", "title", front.Title)
 		f.scalar("", "description", front.Description)
+		if len(front.Aliases) > 0 {
+			f.flowList("aliases", front.Aliases)
+		}
 		f.flowList("tags", front.Tags)
 		if len(front.Grain) > 0 {
 			f.flowList("grain", front.Grain)
@@ -104,6 +107,9 @@ func renderFront(front any) ([]byte, bool) {
 		f.scalar("", "type", front.Type)
 		f.scalar("", "title", front.Title)
 		f.scalar("", "description", front.Description)
+		if len(front.Aliases) > 0 {
+			f.flowList("aliases", front.Aliases)
+		}
 		f.flowList("tags", front.Tags)
 		f.generated(front.Generated)
 		f.sources(front.Sources)

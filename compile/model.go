@@ -77,6 +77,9 @@ type Table struct {
 	// sources say: LayerSource (data as loaded), LayerStaging (cleaned up
 	// for other tables to be built from) or LayerMart (what people query).
 	Layer string
+	// Aliases are other names people call the table by (dbt's
+	// meta.synonyms), written to its concept's aliases.
+	Aliases []string
 }
 
 // The layers of Table.Layer, as a table concept's layer field writes them.
@@ -142,6 +145,9 @@ type Rule struct {
 	// whose columns it names and listed in the indexes, but its file is
 	// theirs and is not rendered.
 	File string
+	// Aliases are other names people call the rule by (a dbt metric's
+	// meta.synonyms), written to its concept's aliases.
+	Aliases []string
 }
 
 // Table returns the table with the given name, compared without regard to

@@ -27,6 +27,7 @@ type tableFront struct {
 	Type        string    `yaml:"type"`
 	Title       string    `yaml:"title"`
 	Description string    `yaml:"description"`
+	Aliases     []string  `yaml:"aliases,flow,omitempty"`
 	Tags        []string  `yaml:"tags,flow"`
 	Grain       []string  `yaml:"grain,flow,omitempty"`
 	Layer       string    `yaml:"layer,omitempty"`
@@ -38,6 +39,7 @@ type ruleFront struct {
 	Type        string    `yaml:"type"`
 	Title       string    `yaml:"title"`
 	Description string    `yaml:"description"`
+	Aliases     []string  `yaml:"aliases,flow,omitempty"`
 	Tags        []string  `yaml:"tags,flow"`
 	Generated   generated `yaml:"generated"`
 	Sources     []source  `yaml:"sources,omitempty"`
@@ -77,7 +79,7 @@ func section(heading string, lines ...string) string {
 func (w *writer) table(t *Table) {
 	desc := w.tableDescription(t)
 	front := tableFront{
-		Type: w.tableType(t), Title: t.Name, Description: desc, Tags: []string{w.db.Name},
+		Type: w.tableType(t), Title: t.Name, Description: desc, Aliases: t.Aliases, Tags: []string{w.db.Name},
 		Grain: t.PrimaryKey, Layer: t.Layer, Generated: w.generated(), Sources: w.sources(false, nil),
 	}
 	sections := []string{w.schema(t)}
@@ -263,7 +265,7 @@ func (w *writer) rule(r *Rule) {
 		return
 	}
 	front := ruleFront{
-		Type: ruleType(r.Kind), Title: r.Name, Description: desc, Tags: []string{w.db.Name},
+		Type: ruleType(r.Kind), Title: r.Name, Description: desc, Aliases: r.Aliases, Tags: []string{w.db.Name},
 		Generated: w.generated(), Sources: w.sources(true, r),
 	}
 	sections := []string{section("Definition", r.Definition)}

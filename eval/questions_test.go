@@ -96,19 +96,10 @@ func TestLoadBIRDQuestions(t *testing.T) {
 // not parse is reported and left out, not the end of the run, and that a
 // table the gold SQL creates is not counted as needed.
 func TestRetrievalSkipsBrokenGold(t *testing.T) {
-	docs := map[string]string{
+	dir := writeBundle(t, "shop", map[string]string{
 		"tables/orders.md": "---\ntype: PostgreSQL Table\ntitle: orders\n---\n# Schema\n\n| Column | Type | Key | Meaning |\n|---|---|---|---|\n| `id` | integer | primary key | Order. |\n| `total` | numeric |  | Total. |\n",
-	}
-	dir := filepath.Join(t.TempDir(), "shop")
-	for p, content := range docs {
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := LoadCorpus(filepath.Dir(dir), "", searchWeights())
+	})
+	c, err := LoadCorpus(dir, "", searchWeights())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -165,6 +165,10 @@ type Outcome struct {
 	Complete bool `json:"complete"`
 	// Missing lists the gold refs the agent did not see.
 	Missing []string `json:"missing,omitempty"`
+	// MissedRules are the gold rules a context pack missed, each with the
+	// rank a search for the question gives it, so that a miss reads as
+	// the pack's cut or as search's.
+	MissedRules []MissedRule `json:"missed_rules,omitempty"`
 	// Examples counts the worked examples a context pack held, and
 	// ExampleOnTables is set when one of them reads exactly the tables the
 	// gold SQL reads.
@@ -179,6 +183,18 @@ type Outcome struct {
 	// a session: content already in context is not read again.
 	turns []turn
 }
+
+// MissedRule is a gold rule a pack missed and its rank (1-based) among
+// the MissDepth hits of a search for the question in its bundle, without
+// link expansion; 0 when search does not find it.
+type MissedRule struct {
+	Rule       string `json:"rule"`
+	SearchRank int    `json:"search_rank"`
+}
+
+// MissDepth is how deep a missed rule is looked for: far enough past the
+// hits a pack weighs to tell a near miss from a rule search cannot find.
+const MissDepth = 50
 
 type turn struct {
 	items []item
@@ -288,6 +304,9 @@ func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped
 				out.turns = []turn{{[]item{{"context:" + q.ID, pack.Tokens}}}}
 			}
 			out.credit(g, seen)
+			if s == "context" {
+				out.MissedRules = c.rankMissed(out.Missing, g, text, q.Database)
+			}
 			for _, t := range out.turns {
 				out.Calls++
 				for _, it := range t.items {
@@ -316,6 +335,26 @@ func (o *Outcome) credit(g gold, seen map[string]bool) {
 		}
 	}
 	o.Complete = len(o.Missing) == 0
+}
+
+// rankMissed ranks the gold rules among missing as a search for text in
+// their bundle ranks them: a pack searches one bundle, routed to when the
+// question does not name it (Options.Mixed).
+func (c *Corpus) rankMissed(missing []string, g gold, text, bundle string) []MissedRule {
+	var out []MissedRule
+	for _, r := range missing {
+		if g.rules[r] {
+			out = append(out, MissedRule{Rule: r})
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	hits := c.Index.Search(text, search.Options{K: MissDepth, Bundle: bundle, NoExpand: true})
+	for i := range out {
+		out[i].SearchRank = 1 + slices.IndexFunc(hits, func(h search.Hit) bool { return h.Concept.Bundle+"/"+h.Concept.ID == out[i].Rule })
+	}
+	return out
 }
 
 // AutoPastesRaw reports whether, for a session of n questions in one
@@ -630,6 +669,35 @@ func WriteTable(w io.Writer, sums []Summary) error {
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// WriteMisses writes, after the summary table, each question whose
+// context pack missed a gold rule, with the rank search gives the rule:
+// nothing when every pack held every gold rule.
+func WriteMisses(w io.Writer, outcomes []Outcome) error {
+	var b strings.Builder
+	for _, o := range outcomes {
+		if o.Strategy != "context" || len(o.MissedRules) == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			fmt.Fprintf(&b, "\nGold rules a context pack missed, and their rank in a search of their bundle for the question (top %d, no link expansion):\n", MissDepth)
+		}
+		fmt.Fprintf(&b, "  %s:", o.Question)
+		for i, m := range o.MissedRules {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			if m.SearchRank == 0 {
+				fmt.Fprintf(&b, " %s (not found by search)", m.Rule)
+			} else {
+				fmt.Fprintf(&b, " %s (search rank %d)", m.Rule, m.SearchRank)
+			}
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // readsTables reports whether the query concept ref's SQL reads exactly

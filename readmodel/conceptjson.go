@@ -38,19 +38,16 @@ func (r *conceptReader) concept(c *Concept) bool {
 		*f.to = r.str()
 	}
 	if r.maybe(`,"links":[`) {
-		for r.ok {
-			c.Links = append(c.Links, r.str())
-			if !r.maybe(",") {
-				break
-			}
-		}
-		r.lit("]")
+		c.Links = r.strs()
 	}
 	if r.maybe(`,"stale_after":`) {
 		c.StaleAfter = r.str()
 	}
 	if r.maybe(`,"layer":`) {
 		c.Layer = r.str()
+	}
+	if r.maybe(`,"aliases":[`) {
+		c.Aliases = r.strs()
 	}
 	r.lit(`,"row":`)
 	c.Row = r.pair()
@@ -75,6 +72,19 @@ func (r *conceptReader) concept(c *Concept) bool {
 	}
 	r.lit("}")
 	return r.ok && r.i == len(r.b)
+}
+
+// strs reads the strings of a list whose "[" is read, and its "]".
+func (r *conceptReader) strs() []string {
+	var out []string
+	for r.ok {
+		out = append(out, r.str())
+		if !r.maybe(",") {
+			break
+		}
+	}
+	r.lit("]")
+	return out
 }
 
 // lit consumes s, or fails the read.

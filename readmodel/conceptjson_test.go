@@ -43,7 +43,7 @@ func TestDecodeConcept(t *testing.T) {
 	if fast != len(snap.Concepts) {
 		t.Errorf("decodeConcept read %d of %d concepts itself", fast, len(snap.Concepts))
 	}
-	odd := Concept{ID: "a\"b\\c", Title: "<&> \u2028 \t\n é 😀", Links: []string{"x", ""}, StaleAfter: "2026", Layer: "mart",
+	odd := Concept{ID: "a\"b\\c", Title: "<&> \u2028 \t\n é 😀", Links: []string{"x", ""}, StaleAfter: "2026", Layer: "mart", Aliases: []string{"a \"b\"", "é"},
 		Row: [2]int{0, 12}, Body: [2]int{3, 4}, Sections: []Section{{Slug: "s", Start: 1, End: 2}, {}}}
 	b, _ := json.Marshal(odd)
 	sameAsJSON(t, b)

@@ -55,6 +55,10 @@ type Concept struct {
 	// describes sits in its lineage ("source", "staging", "mart"), as okf
 	// compile writes it for a dbt project; search ranks by it.
 	Layer string `json:"layer,omitempty"`
+	// Aliases are the other names people call the concept by, from its
+	// frontmatter's aliases: search and packs find it by them, and its
+	// manifest row lists them.
+	Aliases []string `json:"aliases,omitempty"`
 	// Row is the byte range of the concept's manifest row, newline included.
 	Row [2]int `json:"row"`
 	// Body is the byte range of the concept's body (the document after its
@@ -305,9 +309,13 @@ func compileConcept(bundleName string, b *okf.Bundle, d *okf.Document) (Concept,
 		c.Status = cell(st)
 	}
 	c.Grain = cell(listOrScalar(d, "grain"))
+	c.Aliases = aliases(d)
 	summary := d.Description()
 	if summary == "" {
 		summary = firstSentence(d.Body())
+	}
+	if len(c.Aliases) > 0 {
+		summary = strings.TrimSpace(summary + " Also called: " + strings.Join(c.Aliases, "; ") + ".")
 	}
 	c.Summary = cut(cell(summary), SummaryWidth)
 	c.Links = append([]string(nil), b.Outbound(d.ID())...)
@@ -348,6 +356,40 @@ func listOrScalar(d *okf.Document, key string) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Bounds of a concept's aliases, which a hostile document could make
+// many or long.
+const (
+	maxAliases     = 32
+	maxAliasLength = 120
+)
+
+// aliases reads the frontmatter's aliases, a list or one name: each on one
+// line, the empty and repeated ones (ignoring case) and those past the
+// bounds left out.
+func aliases(d *okf.Document) []string {
+	var names []string
+	if s, ok := d.Text("aliases"); ok {
+		names = []string{s}
+	} else if n := d.Field("aliases"); n != nil {
+		for _, item := range n.Content {
+			names = append(names, item.Value)
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range names {
+		a = oneLine(a)
+		if a == "" || utf8.RuneCountInString(a) > maxAliasLength || seen[strings.ToLower(a)] {
+			continue
+		}
+		seen[strings.ToLower(a)] = true
+		if out = append(out, a); len(out) == maxAliases {
+			break
+		}
+	}
+	return out
 }
 
 // cell makes a value safe for one TSV cell: one line, no tabs, "-" if empty.

@@ -124,7 +124,7 @@ func layer(db *compile.Database, t *compile.Table, n *node, names map[string]str
 	if n.documented && strings.TrimSpace(doc.Meaning) != "" {
 		t.Meaning = doc.Meaning
 	}
-	t.Layer = doc.Layer
+	t.Layer, t.Aliases = doc.Layer, doc.Aliases
 	t.View = t.View || doc.View
 	for _, dc := range doc.Columns {
 		c := t.Column(dc.Name)

@@ -207,6 +207,9 @@ func (p *project) apply(e entry) error {
 	if t.Meaning == "" {
 		t.Meaning = e.fallback
 	}
+	if t.Aliases, err = f.synonyms(it); err != nil {
+		return err
+	}
 	if n.kind == seedKind {
 		n.columnTypes = append(n.columnTypes, columnTypes(lookup(lookup(it, "config"), "column_types"))...)
 	}
@@ -250,6 +253,15 @@ func (p *project) apply(e entry) error {
 		}
 		if c.Meaning, err = p.resolveDocs(f, ce.Line, "column "+cwhat, cdesc); err != nil {
 			return err
+		}
+		also, err := f.synonyms(ce)
+		if err != nil {
+			return err
+		}
+		if len(also) > 0 {
+			// A column has no concept of its own: its other names go
+			// where search reads the column, its meaning.
+			c.Meaning = strings.TrimSpace(c.Meaning + " Also called: " + strings.Join(also, ", ") + ".")
 		}
 		typ, err := f.text(ce, "data_type")
 		if err != nil {

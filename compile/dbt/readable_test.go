@@ -257,3 +257,52 @@ semantic_models:
 		t.Errorf("layers %v, want %v", got, want)
 	}
 }
+
+// TestSynonymsBecomeAliases: the other names a project gives a model or a
+// metric (meta.synonyms or meta.aliases, at the top or under config)
+// become its concept's aliases, repeats left out, and a column's go into
+// its meaning, where search reads it; the bundle validates strictly.
+func TestSynonymsBecomeAliases(t *testing.T) {
+	dir := project(t, map[string]string{
+		"models/orders.sql": "select 1 as id, 2 as amt",
+		"models/schema.yml": `models:
+  - name: orders
+    description: One row an order.
+    meta: {synonyms: [purchases, sales orders]}
+    columns:
+      - name: id
+        description: The order.
+      - name: amt
+        description: What the order cost.
+        config: {meta: {aliases: [ticket size]}}
+semantic_models:
+  - name: orders
+    model: ref('orders')
+    entities: [{name: order, type: primary, expr: id}]
+    measures: [{name: revenue, agg: sum, expr: amt}]
+metrics:
+  - name: revenue
+    label: Revenue
+    description: What was sold.
+    type: simple
+    type_params: {measure: revenue}
+    meta: {synonyms: [turnover, top line, turnover]}
+`,
+	})
+	db := read(t, dir)
+	b := build(t, db)
+	orders := string(b.Files["tables/orders.md"])
+	if !strings.Contains(orders, "\naliases: [purchases, sales orders]\n") || !strings.Contains(orders, "What the order cost. Also called: ticket size.") {
+		t.Errorf("tables/orders.md:\n%s", orders)
+	}
+	var rule string
+	for p, f := range b.Files {
+		if strings.HasPrefix(p, "knowledge/revenue") {
+			rule = string(f)
+		}
+	}
+	if !strings.Contains(rule, "\naliases: [turnover, top line]\n") {
+		t.Errorf("the metric's rule:\n%s", rule)
+	}
+	compiletest.ValidateStrictly(t, b)
+}

@@ -85,7 +85,7 @@ func (r *renderer) rule(m *metric) (*compile.Rule, error) {
 		def.WriteString("\n```sql\n" + v.statement() + "\n```\n")
 	}
 	def.WriteString("\n" + r.provenance(m))
-	rule := &compile.Rule{ID: m.id, Name: m.title(), Description: m.desc, Definition: def.String(), Kind: compile.CalculationKind}
+	rule := &compile.Rule{ID: m.id, Name: m.title(), Description: m.desc, Definition: def.String(), Kind: compile.CalculationKind, Aliases: m.aliases}
 	for _, in := range []*input{m.numerator, m.denominator} {
 		if in != nil {
 			rule.DependsOn = appendID(rule.DependsOn, r.s.byName[strings.ToLower(in.name)].id)

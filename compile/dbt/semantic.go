@@ -50,6 +50,7 @@ type measure struct {
 // metric is one metric, or a measure's create_metric.
 type metric struct {
 	name, label, desc, typ string
+	aliases                []string
 	filters                []string
 	// measure is the input of simple and cumulative metrics.
 	measure *input
@@ -285,6 +286,9 @@ func readMetric(p *project, f *yfile, it *yaml.Node) (*metric, error) {
 		return nil, err
 	}
 	if m.desc, err = p.resolveDocs(f, it.Line, what, desc); err != nil {
+		return nil, err
+	}
+	if m.aliases, err = f.synonyms(it); err != nil {
 		return nil, err
 	}
 	if m.filters, err = f.texts(it, "filter"); err != nil {

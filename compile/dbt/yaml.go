@@ -3,6 +3,7 @@ package dbt
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -157,6 +158,27 @@ func (f *yfile) texts(m *yaml.Node, key string) ([]string, error) {
 			return nil, f.errorf(it, "%s: want a list of texts, found %s in it", key, kindName(it))
 		}
 		out = append(out, it.Value)
+	}
+	return out, nil
+}
+
+// synonyms reads the other names a project gives a model, column or
+// metric: meta's synonyms or aliases, at its top or under config, as
+// semantic layers spell them; each once, trimmed.
+func (f *yfile) synonyms(it *yaml.Node) ([]string, error) {
+	var out []string
+	for _, meta := range []*yaml.Node{lookup(it, "meta"), lookup(lookup(it, "config"), "meta")} {
+		for _, key := range []string{"synonyms", "aliases"} {
+			names, err := f.texts(meta, key)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range names {
+				if n = strings.TrimSpace(n); n != "" && !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		}
 	}
 	return out, nil
 }

@@ -58,8 +58,11 @@ tables and columns (what the gold SQL reads, parsed with PostgreSQL's parser
 and resolved against the bundle's tables), the share of complete answers
 (every gold rule, table and column seen), MRR, the tokens read per question
 (o200k), and the tokens a whole session of each database's questions would
-be billed when earlier context is re-read at a 10% cache rate. A question
-whose gold SQL does not parse is listed with the reason and skipped.`,
+be billed when earlier context is re-read at a 10% cache rate. Below the
+table, each question whose context pack missed a gold rule is listed with
+the rank a search for the question gives that rule (top 50, no link
+expansion). A question whose gold SQL does not parse is listed with the
+reason and skipped.`,
 		Example: `  okf eval retrieval --bundles ./bundles --questions train.jsonl --raw ./base-lite
   okf eval retrieval --bundles ./bundles --questions bird.jsonl --evidence
   okf eval retrieval --bundles ./bundles --questions a.jsonl --questions b.jsonl --mixed --json`,
@@ -89,7 +92,10 @@ whose gold SQL does not parse is listed with the reason and skipped.`,
 			if asJSON {
 				return printJSON(e, map[string]any{"summaries": sums, "outcomes": outcomes, "skipped": skipped})
 			}
-			return eval.WriteTable(e.stdout, sums)
+			if err := eval.WriteTable(e.stdout, sums); err != nil {
+				return err
+			}
+			return eval.WriteMisses(e.stdout, outcomes)
 		},
 	}
 	f := c.Flags()
@@ -104,10 +110,15 @@ whose gold SQL does not parse is listed with the reason and skipped.`,
 	// Tuning knobs, for the sweeps behind the defaults.
 	f.Float32Var(&weights.Name, "name-weight", weights.Name, "search weight of a concept's id and title (for sweeps)")
 	f.Float32Var(&weights.Cell, "cell-weight", weights.Cell, "search weight of a concept's other manifest cells (for sweeps)")
+	f.Float32Var(&weights.Cover, "cover-boost", weights.Cover, "share of the best search score a rule gains when the question holds every word of its title (for sweeps)")
+	f.Float32Var(&weights.Uses, "uses-weight", weights.Uses, "search weight of the meanings of the columns a rule uses (for sweeps)")
 	f.IntVar(&opt.Pack.Rules, "pack-rules", search.DefaultPackRules, "rule hits a context pack takes (for sweeps)")
 	f.Float64Var(&opt.Pack.MinRelevance, "min-relevance", search.DefaultMinRelevance, "share of the best rule score a pack's rules need (for sweeps)")
 	f.IntVar(&opt.Pack.Columns, "pack-columns", search.DefaultPackColumns, "question columns a context pack takes (for sweeps)")
 	f.Float64Var(&opt.Pack.ColumnRelevance, "column-relevance", search.DefaultColumnRelevance, "share of the best column score a pack's question columns need (for sweeps)")
+	f.IntVar(&opt.Pack.HedgeRules, "hedge-rules", search.DefaultHedgeRules, "rule hits a context pack takes for a question that names no rule (for sweeps)")
+	f.Float64Var(&opt.Pack.HedgeRelevance, "hedge-relevance", search.DefaultHedgeRelevance, "share of the best rule score those rules need (for sweeps)")
+	f.IntVar(&opt.Pack.HedgeFirst, "hedge-first", search.DefaultHedgeFirst, "how many of those come before the question's columns (for sweeps)")
 	f.Float64Var(&opt.Pack.NewTableRelevance, "new-table-relevance", search.DefaultNewTableRelevance, "share of the best column score a column needs to bring its own table into a pack with rules (for sweeps)")
 	return c
 }

@@ -1,0 +1,122 @@
+package search
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/okf-tools/okf/internal/tokens"
+	"github.com/okf-tools/okf/readmodel"
+)
+
+// grid is a bundle whose rules write their formulas in column names and
+// acronyms, as documentation does, while the schema says in words what
+// each column is.
+func grid() map[string]string {
+	rule := func(title, def, uses string) string {
+		return "---\ntype: Calculation\ntitle: " + title + "\n---\n\n# Definition\n\n" + def + "\n\n# Columns used\n\n" + uses + "\n"
+	}
+	return map[string]string{
+		"solar:tables/inverter.md": "---\ntype: PostgreSQL Table\ngrain: invid\n---\n\n# Schema\n\n| Column | Type | Key | Meaning |\n|---|---|---|---|\n" +
+			"| `invid` | text | primary key | inverter identifier |\n" +
+			"| `pwrqualidx` | numeric |  | power quality rating of the output |\n" +
+			"| `thdpct` | numeric |  | total harmonic distortion percentage |\n" +
+			"| `pf` | numeric |  | power factor |\n" +
+			"| `invtempc` | numeric |  | inverter temperature in degrees |\n",
+		"solar:knowledge/giq.md": rule("Grid Integration Quality (GIQ)", "GIQ = PWRQUALIDX × (1 - THDPCT/100) × PF.",
+			"* [inverter](/tables/inverter.md): `pwrqualidx`, `thdpct`, `pf`"),
+		"solar:knowledge/thermal-stress.md": rule("Inverter Thermal Stress", "Stress when INVTEMPC > 60.",
+			"* [inverter](/tables/inverter.md): `invtempc`"),
+	}
+}
+
+// TestRulesFoundByTheirColumnsMeanings: a question that describes a rule
+// in the words of its columns' meanings, never its name, finds it: a rule
+// is indexed under the meanings of the columns it names itself.
+func TestRulesFoundByTheirColumnsMeanings(t *testing.T) {
+	docs := grid()
+	q := "Score each unit by its harmonic distortion and power factor"
+	without := BuildWeighted(snap(t, docs), Weights{Name: 4, Cell: 2, Body: 1})
+	if got := ids(without.Search(q, Options{Bundle: "solar", NoExpand: true})); slices.Contains(got, "solar/knowledge/giq") {
+		t.Fatalf("without the meanings %v: the test no longer shows the gap", got)
+	}
+	got := ids(Build(snap(t, docs)).Search(q, Options{Bundle: "solar", NoExpand: true}))
+	if i := slices.Index(got, "solar/knowledge/giq"); i < 0 || i > 1 || slices.Index(got, "solar/knowledge/thermal-stress") >= 0 {
+		t.Errorf("with the meanings %v, want the rule after its table, alone", got)
+	}
+}
+
+// TestAliases: a concept's aliases name it. A question holding one finds
+// the rule as if it named its title: search ranks it first and a pack
+// takes it as named, saying the alias in its heading; the manifest row
+// lists them. An acronym alias names it only as written.
+func TestAliases(t *testing.T) {
+	docs := grid()
+	docs["solar:knowledge/thermal-stress.md"] = strings.Replace(docs["solar:knowledge/thermal-stress.md"], "title: Inverter Thermal Stress\n",
+		"title: Inverter Thermal Stress\naliases: [running hot, ITS]\n", 1)
+	s := snap(t, docs)
+	ix := Build(s)
+	c := &s.Concepts[slices.IndexFunc(s.Concepts, func(c readmodel.Concept) bool { return c.ID == "knowledge/thermal-stress" })]
+	if !slices.Equal(c.Aliases, []string{"running hot", "ITS"}) || !strings.Contains(c.Summary, "Also called: running hot; ITS.") {
+		t.Fatalf("aliases %q, summary %q", c.Aliases, c.Summary)
+	}
+	for _, q := range []string{"Which inverters are running hot?", "List the ITS of each inverter"} {
+		if got := ids(ix.Search(q, Options{Bundle: "solar", NoExpand: true})); len(got) == 0 || got[0] != "solar/knowledge/thermal-stress" {
+			t.Errorf("%q: %v, want the aliased rule first", q, got)
+		}
+		p := ix.Context(q, PackOptions{Bundle: "solar", Count: tokens.Count})
+		if len(p.Rules) == 0 || p.Rules[0] != "solar/knowledge/thermal-stress" || !strings.Contains(p.Text, "### Inverter Thermal Stress (knowledge/thermal-stress), also called running hot; ITS\n") {
+			t.Errorf("%q: pack rules %v\n%s", q, p.Rules, p.Text)
+		}
+	}
+	if _, named := ix.naming("its temperature", 0, int32(len(s.Concepts))); len(named) > 0 {
+		t.Errorf("the word \"its\" names %v; only \"ITS\" as written should", named)
+	}
+}
+
+// TestTitleCoverage: a question that holds every word of a rule's title,
+// in another order and form, raises the rule as search's best rule; one
+// that holds some of them does not.
+func TestTitleCoverage(t *testing.T) {
+	docs := grid()
+	docs["solar:knowledge/wce.md"] = "---\ntype: Calculation\ntitle: Weather Corrected Efficiency (WCE)\n---\n\n# Definition\n\nWCE = EFF × (1 + COEF × (25 - TEMPC)).\n"
+	docs["solar:knowledge/eff-loss.md"] = "---\ntype: Calculation\ntitle: Efficiency Loss\n---\n\n# Definition\n\nThe efficiency an inverter loses, its efficiency below rated efficiency at its current temperature.\n"
+	ix := Build(snap(t, docs))
+	rules := func(q string) []string {
+		var out []string
+		for _, id := range ids(ix.Search(q, Options{Bundle: "solar", NoExpand: true})) {
+			if strings.Contains(id, "/knowledge/") {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	if got := rules("each panel's efficiency, corrected for the weather it was measured in"); len(got) == 0 || got[0] != "solar/knowledge/wce" {
+		t.Errorf("covered: %v, want the weather-corrected rule first", got)
+	}
+	if got := ix.covered("the efficiency of each panel at its current temperature", 0, int32(len(ix.snap.Concepts))); len(got) != 0 {
+		t.Errorf("half a title covers %v", got)
+	}
+}
+
+// TestHedgingPacks: a question that names no rule gets a pack of the few
+// best rule hits, not the best alone; a question that names its rule gets
+// that rule first.
+func TestHedgingPacks(t *testing.T) {
+	docs := grid()
+	docs["solar:knowledge/power-quality-band.md"] = "---\ntype: Business Rule\ntitle: Power Quality Band\n---\n\n# Definition\n\nGood when PWRQUALIDX > 0.95 and THDPCT < 3.\n\n# Columns used\n\n* [inverter](/tables/inverter.md): `pwrqualidx`, `thdpct`\n"
+	ix := Build(snap(t, docs))
+	q := "How clean is the power of each unit, with its distortion and power factor?"
+	strict := ix.Context(q, PackOptions{Bundle: "solar", Count: tokens.Count, HedgeRelevance: DefaultMinRelevance, HedgeFirst: 1})
+	if len(strict.Rules) != 1 {
+		t.Fatalf("at the bar of a question that names its rule, the pack took %v: the test no longer shows the hedge", strict.Rules)
+	}
+	hedged := ix.Context(q, PackOptions{Bundle: "solar", Count: tokens.Count})
+	if !slices.Contains(hedged.Rules, "solar/knowledge/giq") || !slices.Contains(hedged.Rules, "solar/knowledge/power-quality-band") {
+		t.Errorf("hedged pack rules %v, want both power quality rules\n%s", hedged.Rules, hedged.Text)
+	}
+	named := ix.Context("Show the Grid Integration Quality of each inverter", PackOptions{Bundle: "solar", Count: tokens.Count})
+	if len(named.Rules) == 0 || named.Rules[0] != "solar/knowledge/giq" {
+		t.Errorf("named pack rules %v, want the named rule first\n%s", named.Rules, named.Text)
+	}
+}
