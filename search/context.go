@@ -627,8 +627,9 @@ func (ix *Index) ruleText(i int) string {
 	return fmt.Sprintf("\n### %s (%s)%s\n%s\n", c.Title, readmodel.IDCell(c.ID), alsoCalled(c), def)
 }
 
-// alsoCalled is a heading's note of a concept's aliases, which the
-// question may have used for it; "" when it has none.
+// alsoCalled is a rule heading's note of the rule's aliases, which the
+// question may have used for it; "" when it has none. A table's are left
+// to search: a pack shows many tables, each a heading.
 func alsoCalled(c *readmodel.Concept) string {
 	if len(c.Aliases) == 0 {
 		return ""
@@ -764,7 +765,7 @@ func (p *packer) schemaRows(t int, cols, asked, listed map[string]bool, pieces *
 	ix := p.ix
 	c := &ix.snap.Concepts[t]
 	// The key's columns are rows of their own, marked primary key.
-	*pieces = append(*pieces, p.piece("\n### "+tableName(c)+alsoCalled(c)+"\n"))
+	*pieces = append(*pieces, p.piece("\n### "+tableName(c)+"\n"))
 	facts := p.facts[t]
 	if facts == nil {
 		facts = c.Table()
