@@ -58,8 +58,8 @@ func TestSessionBilling(t *testing.T) {
 	// Two questions of one database: the manifest (100) is read once; the
 	// second question's get repeats a concept already read.
 	outcomes := []Outcome{
-		{Database: "d", turns: []turn{{[]item{{"manifest", 100}}}, {[]item{{"get:a", 10}}}}},
-		{Database: "d", turns: []turn{{[]item{{"manifest", 100}}}, {[]item{{"get:a", 10}, {"get:b", 20}}}}},
+		{Database: "d", turns: []turn{{[]item{{key: "manifest", tokens: 100}}}, {[]item{{key: "get:a", tokens: 10}}}}},
+		{Database: "d", turns: []turn{{[]item{{key: "manifest", tokens: 100}}}, {[]item{{key: "get:a", tokens: 10}, {key: "get:b", tokens: 20}}}}},
 	}
 	billed, calls := session(outcomes)
 	// q1: read 100; read 10 (+10 cached); answer (+11 cached).

@@ -160,6 +160,13 @@ type Outcome struct {
 	// those whose schema row the agent saw.
 	GoldColumns  int `json:"gold_columns"`
 	FoundColumns int `json:"found_columns"`
+	// Literals counts the distinct string values the gold SQL compares
+	// columns against that the question (and its evidence, with
+	// Options.Evidence) does not spell; LiteralsFound those the agent was
+	// shown exactly as stored, MissingLiterals the others.
+	Literals        int      `json:"literals"`
+	LiteralsFound   int      `json:"literals_found"`
+	MissingLiterals []string `json:"missing_literals,omitempty"`
 	// Complete is set when the agent saw every gold rule, table and
 	// column: all the question's SQL needs.
 	Complete bool `json:"complete"`
@@ -203,6 +210,14 @@ type turn struct {
 type item struct {
 	key    string
 	tokens int
+	// text is what the call shows, read for literal recall and dropped
+	// once counted, so that a run does not hold every text it shows.
+	text string
+}
+
+// shown is the item of a call that shows text.
+func shown(key, text string, count func(string) int) item {
+	return item{key, count(text), text}
 }
 
 // Options tune a retrieval evaluation.
@@ -251,6 +266,7 @@ func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped
 		if o.Evidence && q.Evidence != "" {
 			text += "\n" + q.Evidence
 		}
+		literals := unspelled(q.SQL, text)
 		scope := q.Database
 		if o.Mixed {
 			scope = ""
@@ -272,14 +288,14 @@ func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped
 			switch s {
 			case "raw", "auto":
 				everything()
-				out.turns = []turn{{[]item{{"raw", o.Count(c.Raw[q.Database])}}}}
+				out.turns = []turn{{[]item{shown("raw", c.Raw[q.Database], o.Count)}}}
 			case "navigator":
 				everything()
 				out.turns = c.navigatorTurns(q.Database, g, o.Count)
 			case "manifest":
 				everything()
 				m, _ := c.Snap.ManifestAt(scope, o.Now)
-				out.turns = []turn{{[]item{{"manifest:" + scope, o.Count(string(m))}}}, c.getTurn(g.all(), o.Count)}
+				out.turns = []turn{{[]item{shown("manifest:"+scope, string(m), o.Count)}}, c.getTurn(g.all(), o.Count)}
 			case "schema":
 				for t := range g.tables {
 					seen[t] = true
@@ -287,7 +303,7 @@ func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped
 				for col := range g.columns {
 					seen[col] = true
 				}
-				out.turns = []turn{{[]item{{"schema:" + q.Database, o.Count(c.schemaText(q.Database))}}}}
+				out.turns = []turn{{[]item{shown("schema:"+q.Database, c.schemaText(q.Database), o.Count)}}}
 			case "search":
 				c.searchOutcome(&out, seen, text, scope, g, k, o)
 			case "context":
@@ -301,16 +317,18 @@ func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped
 				for _, r := range pack.Examples {
 					out.ExampleOnTables = out.ExampleOnTables || c.readsTables(r, g.tables)
 				}
-				out.turns = []turn{{[]item{{"context:" + q.ID, pack.Tokens}}}}
+				out.turns = []turn{{[]item{{"context:" + q.ID, pack.Tokens, pack.Text}}}}
 			}
 			out.credit(g, seen)
+			out.creditLiterals(literals)
 			if s == "context" {
 				out.MissedRules = c.rankMissed(out.Missing, g, text, q.Database)
 			}
 			for _, t := range out.turns {
 				out.Calls++
-				for _, it := range t.items {
-					out.Tokens += it.tokens
+				for i := range t.items {
+					out.Tokens += t.items[i].tokens
+					t.items[i].text = ""
 				}
 			}
 			outcomes = append(outcomes, out)
@@ -335,6 +353,37 @@ func (o *Outcome) credit(g gold, seen map[string]bool) {
 		}
 	}
 	o.Complete = len(o.Missing) == 0
+}
+
+// unspelled returns the values a question's gold SQL compares columns
+// against that its text does not hold (case-sensitive): those the agent
+// has to be shown.
+func unspelled(sqls []string, text string) []string {
+	var out []string
+	for _, sql := range sqls {
+		for _, v := range comparedLiterals(sql) {
+			if !strings.Contains(text, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// creditLiterals counts which of literals the texts of the outcome's
+// calls show.
+func (o *Outcome) creditLiterals(literals []string) {
+	o.Literals = len(literals)
+	for _, v := range literals {
+		if slices.ContainsFunc(o.turns, func(t turn) bool {
+			return slices.ContainsFunc(t.items, func(it item) bool { return shows(it.text, v) })
+		}) {
+			o.LiteralsFound++
+		} else {
+			o.MissingLiterals = append(o.MissingLiterals, v)
+		}
+	}
 }
 
 // rankMissed ranks the gold rules among missing as a search for text in
@@ -419,7 +468,7 @@ func (c *Corpus) getTurn(refs []string, count func(string) int) turn {
 	var t turn
 	for _, r := range refs {
 		if sl, err := c.Snap.Get(r, readmodel.GetOptions{}); err == nil {
-			t.items = append(t.items, item{"get:" + r, count(sl.Text)})
+			t.items = append(t.items, shown("get:"+r, sl.Text, count))
 		}
 	}
 	return t
@@ -430,7 +479,7 @@ func (c *Corpus) getTurn(refs []string, count func(string) int) turn {
 // files, whole.
 func (c *Corpus) navigatorTurns(db string, g gold, count func(string) int) []turn {
 	docs := c.Docs[db]
-	turns := []turn{{[]item{{"nav:" + db + "/index.md", count(string(docs["index.md"]))}}}}
+	turns := []turn{{[]item{shown("nav:"+db+"/index.md", string(docs["index.md"]), count)}}}
 	folders := map[string]bool{}
 	var files []string
 	for _, r := range g.all() {
@@ -444,7 +493,7 @@ func (c *Corpus) navigatorTurns(db string, g gold, count func(string) int) []tur
 	var idx turn
 	for _, f := range sortedKeys(folders) {
 		if d, ok := docs[f+"/index.md"]; ok {
-			idx.items = append(idx.items, item{"nav:" + db + "/" + f + "/index.md", count(string(d))})
+			idx.items = append(idx.items, shown("nav:"+db+"/"+f+"/index.md", string(d), count))
 		}
 	}
 	if len(idx.items) > 0 {
@@ -452,7 +501,7 @@ func (c *Corpus) navigatorTurns(db string, g gold, count func(string) int) []tur
 	}
 	var read turn
 	for _, f := range files {
-		read.items = append(read.items, item{"nav:" + db + "/" + f, count(string(docs[f]))})
+		read.items = append(read.items, shown("nav:"+db+"/"+f, string(docs[f]), count))
 	}
 	return append(turns, read)
 }
@@ -485,7 +534,7 @@ func (c *Corpus) searchOutcome(out *Outcome, seen map[string]bool, text, scope s
 			seen[col] = true
 		}
 	}
-	out.turns = []turn{{[]item{{"search:" + out.Question, o.Count(rows.String())}}}, c.getTurn(found, o.Count)}
+	out.turns = []turn{{[]item{shown("search:"+out.Question, rows.String(), o.Count)}}, c.getTurn(found, o.Count)}
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -505,6 +554,11 @@ type Summary struct {
 	Recall   float64 `json:"rule_recall"`
 	TRecall  float64 `json:"table_recall"`
 	CRecall  float64 `json:"column_recall"`
+	// LRecall is literal recall, LiteralsFound over Literals (the
+	// outcomes' summed): nil when no question has a literal to be shown.
+	LRecall       *float64 `json:"literal_recall"`
+	Literals      int      `json:"literals"`
+	LiteralsFound int      `json:"literals_found"`
 	// Complete is the share of questions for which the agent saw every
 	// gold rule, table and column.
 	Complete float64 `json:"complete"`
@@ -572,6 +626,8 @@ func Summarize(outcomes []Outcome) []Summary {
 			ft += o.FoundTables
 			gc += o.GoldColumns
 			fc += o.FoundColumns
+			s.Literals += o.Literals
+			s.LiteralsFound += o.LiteralsFound
 			if o.Complete {
 				complete++
 			}
@@ -581,6 +637,10 @@ func Summarize(outcomes []Outcome) []Summary {
 		s.Recall = ratio(found, gold)
 		s.TRecall = ratio(ft, gt)
 		s.CRecall = ratio(fc, gc)
+		if s.Literals > 0 {
+			r := ratio(s.LiteralsFound, s.Literals)
+			s.LRecall = &r
+		}
 		s.Complete = ratio(complete, len(g))
 		s.Examples = float64(examples) / float64(len(g))
 		s.ExampleOnTables = float64(onTables) / float64(len(g))
@@ -651,7 +711,7 @@ func sortedDBs(m map[string][]Outcome) []string {
 func WriteTable(w io.Writer, sums []Summary) error {
 	examples := slices.ContainsFunc(sums, func(s Summary) bool { return s.Examples > 0 })
 	tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', tabwriter.AlignRight)
-	head := "database\tstrategy\tquestions\trule recall\ttable recall\tcolumn recall\tcomplete\tMRR\ttokens/question\tsession billed\tsession calls\t"
+	head := "database\tstrategy\tquestions\trule recall\ttable recall\tcolumn recall\tliteral recall\tcomplete\tMRR\ttokens/question\tsession billed\tsession calls\t"
 	if examples {
 		head += "example\texample on gold tables\t"
 	}
@@ -661,8 +721,12 @@ func WriteTable(w io.Writer, sums []Summary) error {
 		if s.Strategy == "search" {
 			mrr = fmt.Sprintf("%.2f", s.MRR)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%s\t%.0f\t%d\t%d\t",
-			s.Database, s.Strategy, s.N, 100*s.Recall, 100*s.TRecall, 100*s.CRecall, 100*s.Complete, mrr, s.Tokens, s.Billed, s.Calls)
+		literals := "-"
+		if s.LRecall != nil {
+			literals = fmt.Sprintf("%.1f%%", 100**s.LRecall)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%.1f%%\t%s\t%.1f%%\t%s\t%.0f\t%d\t%d\t",
+			s.Database, s.Strategy, s.N, 100*s.Recall, 100*s.TRecall, 100*s.CRecall, literals, 100*s.Complete, mrr, s.Tokens, s.Billed, s.Calls)
 		if examples {
 			fmt.Fprintf(tw, "%.1f%%\t%.1f%%\t", 100*s.Examples, 100*s.ExampleOnTables)
 		}

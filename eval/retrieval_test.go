@@ -257,3 +257,57 @@ func TestPackMissesRankedBySearch(t *testing.T) {
 		t.Errorf("text report:\n%s\nwant\n%s", text.String(), report)
 	}
 }
+
+// TestLiteralRecall holds literal recall (issue 27) on a bundle whose hero
+// table documents the values of gender and not those of publisher: every
+// strategy that shows the table shows 'Female' and none shows
+// 'Marvel Comics'; 'Human', spelled in the question, and the number do not
+// count, and a question comparing no string counts toward no set's
+// literals.
+func TestLiteralRecall(t *testing.T) {
+	dir := writeBundle(t, "comics", map[string]string{
+		"tables/hero.md": "---\ntype: PostgreSQL Table\ntitle: hero\n---\n# Schema\n\n| Column | Type | Key | Meaning |\n|---|---|---|---|\n" +
+			"| `id` | integer | primary key | Hero. |\n| `gender` | text |  | Gender of the hero: 'Female' or 'Male'. |\n" +
+			"| `race` | text |  | Race of the hero. |\n| `publisher` | text |  | Publisher of the hero's comics. |\n| `height_cm` | integer |  | Height in cm. |\n",
+	})
+	c, err := LoadCorpus(dir, "", searchWeights())
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := []Question{
+		{ID: "comics_1", Database: "comics", Text: "How many female Human heroes does Marvel publish, of what gender?",
+			SQL: []string{"SELECT count(*) FROM hero WHERE gender = 'Female' AND publisher = 'Marvel Comics' AND race = 'Human' AND height_cm > 200"}},
+		{ID: "comics_2", Database: "comics", Text: "How tall is the tallest hero?", SQL: []string{"SELECT max(height_cm) FROM hero"}},
+	}
+	outcomes, _, err := Retrieval(c, qs, Options{Count: func(s string) int { return len(strings.Fields(s)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outcomes {
+		want := Outcome{Literals: 2, LiteralsFound: 1, MissingLiterals: []string{"Marvel Comics"}}
+		if o.Question == "comics_2" {
+			want = Outcome{}
+		}
+		if o.Literals != want.Literals || o.LiteralsFound != want.LiteralsFound || !slices.Equal(o.MissingLiterals, want.MissingLiterals) {
+			t.Errorf("%s %s: %d literals, %d found, missing %q; want %d, %d, %q",
+				o.Question, o.Strategy, o.Literals, o.LiteralsFound, o.MissingLiterals, want.Literals, want.LiteralsFound, want.MissingLiterals)
+		}
+	}
+	sums := Summarize(outcomes)
+	for _, s := range sums {
+		if s.Literals != 2 || s.LiteralsFound != 1 || s.LRecall == nil || *s.LRecall != 0.5 {
+			t.Errorf("%s %s: %d literals, %d found, recall %v; want 2, 1, 0.5", s.Database, s.Strategy, s.Literals, s.LiteralsFound, s.LRecall)
+		}
+	}
+	// The second question alone has no literal: "-", not 0% or 100%.
+	second := slices.DeleteFunc(slices.Clone(outcomes), func(o Outcome) bool { return o.Question != "comics_2" })
+	var text strings.Builder
+	if err := WriteTable(&text, append(Summarize(outcomes)[:1], Summarize(second)[0])); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(text.String(), "\n")
+	const head = "database strategy questions rule recall table recall column recall literal recall complete MRR tokens/question session billed session calls"
+	if strings.Join(strings.Fields(lines[0]), " ") != head || len(lines) != 4 || strings.Fields(lines[1])[6] != "50.0%" || strings.Fields(lines[2])[6] != "-" {
+		t.Errorf("table:\n%s\nwant the header\n%s\nand literal recall 50.0%% then -", text.String(), head)
+	}
+}

@@ -55,7 +55,11 @@ whose database has a bundle, how each way of reading knowledge serves it:
 
 It reports the recall of the gold rules (external_knowledge), of the gold
 tables and columns (what the gold SQL reads, parsed with PostgreSQL's parser
-and resolved against the bundle's tables), the share of complete answers
+and resolved against the bundle's tables), literal recall (the string values
+the gold SQL compares columns against with =, <>, IN or a LIKE without
+wildcards that the question, and its evidence with --evidence, does not
+spell: how many of them what the agent was shown holds exactly, case
+included; "-" when a set has none), the share of complete answers
 (every gold rule, table and column seen), MRR, the tokens read per question
 (o200k), and the tokens a whole session of each database's questions would
 be billed when earlier context is re-read at a 10% cache rate. Below the
