@@ -54,7 +54,7 @@ type toolset struct {
 func strategyTools(s Strategy) (names []string, ok bool) {
 	switch s {
 	case Raw, Browse:
-		return []string{engine.ToolRunSQL}, true
+		return []string{engine.ToolRunSQL, engine.ToolValues}, true
 	case Engine, Context:
 		return nil, true
 	}

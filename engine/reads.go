@@ -264,13 +264,16 @@ type (
 	}
 	// ContextAnswer is a context pack.
 	ContextAnswer struct {
-		Digest     string   `json:"digest"`
-		Text       string   `json:"text"`
-		Tokens     int      `json:"tokens"`
-		Rules      []string `json:"rules"`
-		Tables     []string `json:"tables"`
-		Columns    []string `json:"columns"`
-		Examples   []string `json:"examples"`
+		Digest   string   `json:"digest"`
+		Text     string   `json:"text"`
+		Tokens   int      `json:"tokens"`
+		Rules    []string `json:"rules"`
+		Tables   []string `json:"tables"`
+		Columns  []string `json:"columns"`
+		Examples []string `json:"examples"`
+		// Values are the stored values the question names, each as its
+		// column's ref, "=" and the value as stored.
+		Values     []string `json:"values"`
 		Candidates []string `json:"candidates"`
 		// Routing is why a pack asked without a bundle came from the
 		// bundle it did: each bundle's score, best first.
@@ -291,7 +294,7 @@ func NewGetAnswer(v *View, g GetResult) GetAnswer {
 // NewContextAnswer is the JSON of a context pack.
 func NewContextAnswer(v *View, p search.Pack) ContextAnswer {
 	return ContextAnswer{Digest: v.Snap.Digest, Text: p.Text, Tokens: p.Tokens, Rules: nonNil(p.Rules),
-		Tables: nonNil(p.Tables), Columns: nonNil(p.Columns), Examples: nonNil(p.Examples), Candidates: nonNil(p.Candidates), Routing: p.Routing}
+		Tables: nonNil(p.Tables), Columns: nonNil(p.Columns), Examples: nonNil(p.Examples), Values: nonNil(p.Values), Candidates: nonNil(p.Candidates), Routing: p.Routing}
 }
 
 // nonNil makes an empty list encode as [], not null.

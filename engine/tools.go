@@ -149,6 +149,7 @@ func (t *Toolbox) Tools(ctx context.Context) ([]Tool, Strategy, error) {
 		{ToolContext, descContext, schemaOf[ContextInput]()},
 		{ToolListDatabases, descListDatabases, schemaOf[NoInput]()},
 		{ToolRunSQL, descRunSQL, schemaOf[RunSQLInput]()},
+		{ToolValues, descValues, schemaOf[ValuesInput]()},
 	}, t.queryTools(v)...), strat, nil
 }
 
@@ -267,6 +268,22 @@ func (t *Toolbox) call(ctx context.Context, caller, name string, args json.RawMe
 			return Result{}, err
 		}
 		return Result{Text: FrameRows(capText(res.Text(shown), MaxRowsBytes, "select fewer columns, or fewer rows with LIMIT"))}, nil
+	case ToolValues:
+		in, err := decode[ValuesInput](name, args)
+		if err != nil {
+			return Result{}, err
+		}
+		if t.Databases == nil {
+			return Result{}, BadRequest("no database %q: this tenant has no databases", in.Database)
+		}
+		values, err := t.Databases.Values(ctx, t.Tenant, caller, in.Database, in.Column, in.Text)
+		if ge, ok := sqlguard.AsError(err); ok {
+			return Result{Text: ge.Text(""), IsError: true}, nil
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{Text: ValuesText(in.Column, in.Text, values)}, nil
 	}
 	return t.callQueryTool(ctx, caller, name, args)
 }
@@ -317,7 +334,7 @@ func read[T any](ctx context.Context, t *Toolbox, name string, args json.RawMess
 }
 
 // ToolNames are the tools every toolbox has, in the order Tools lists them.
-var ToolNames = []string{ToolManifest, ToolSearch, ToolGet, ToolContext, ToolListDatabases, ToolRunSQL}
+var ToolNames = []string{ToolManifest, ToolSearch, ToolGet, ToolContext, ToolListDatabases, ToolRunSQL, ToolValues}
 
 // Query runs one statement of the tenant's through the guard and returns
 // the result with the number of rows to show a model.

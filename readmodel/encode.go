@@ -232,6 +232,24 @@ func appendFacts(b []byte, t *TableFacts, r *RuleFacts) []byte {
 			b = appendString(b, fk.Concept)
 			b = appendStrings(b, fk.RefColumns)
 		}
+		// Only tables that list values carry them: the others encode,
+		// and hash, as they did before tables had values.
+		if len(t.Values) > 0 {
+			b = binary.AppendUvarint(b, uint64(len(t.Values)))
+			for _, v := range t.Values {
+				b = appendString(b, v.Column)
+				some := byte(0)
+				if v.Some {
+					some = 1
+				}
+				b = append(b, some)
+				b = binary.AppendUvarint(b, uint64(len(v.Values)))
+				for _, sp := range v.Values {
+					b = binary.AppendUvarint(b, uint64(sp[0]))
+					b = binary.AppendUvarint(b, uint64(sp[1]))
+				}
+			}
+		}
 	case r != nil:
 		b = append(b, ruleTag)
 		b = binary.AppendUvarint(b, uint64(len(r.Uses)))
@@ -286,6 +304,13 @@ func decodeFacts(part string) (*TableFacts, *RuleFacts, error) {
 		t.ForeignKeys = items(r, func(fk *ForeignKey) {
 			fk.Columns, fk.Table, fk.Concept, fk.RefColumns = r.strings(), r.string(), r.string(), r.strings()
 		})
+		if r.rest != "" {
+			t.Values = items(r, func(v *ColumnValues) {
+				v.Column = r.string()
+				v.Some = r.byte() == 1
+				v.Values = items(r, func(sp *Span) { *sp = Span{r.offset(), r.offset()} })
+			})
+		}
 	case queryTag:
 		_, err := decodeQuery(part)
 		return nil, nil, err

@@ -22,6 +22,25 @@ type TableFacts struct {
 	PrimaryKey []string `json:"primary_key,omitempty"`
 	// ForeignKeys are the lines of the Joins section, in order.
 	ForeignKeys []ForeignKey `json:"foreign_keys,omitempty"`
+	// Values are the lines of the Values and Enum values sections: the
+	// values a column stores, as the database spells them.
+	Values []ColumnValues `json:"values,omitempty"`
+}
+
+// ColumnValues are the values a table concept lists for one column.
+type ColumnValues struct {
+	Column string `json:"column"`
+	// Values are where each value is written, between its quotes (a
+	// quote inside still doubled, as SQL writes it: read with Value).
+	Values []Span `json:"values"`
+	// Some is set when the list holds the most frequent values only.
+	Some bool `json:"some,omitempty"`
+}
+
+// Value returns a value of a column's list as stored: its doubled
+// quotes made single.
+func (s *Snapshot) Value(c *Concept, sp Span) string {
+	return strings.ReplaceAll(string(c.text[sp[0]:sp[1]]), "''", "'")
 }
 
 // Column is one row of a Schema section. Its type and meaning are spans of
@@ -216,7 +235,63 @@ func readTable(d *okf.Document, targets map[int][]string) *TableFacts {
 			t.ForeignKeys = append(t.ForeignKeys, fk)
 		}
 	})
+	for _, slug := range []string{"enum_values", "values"} {
+		eachLine(d, slug, func(line string, off, _ int) {
+			if v, ok := parseValues(line, off); ok {
+				t.Values = append(t.Values, v)
+			}
+		})
+	}
 	return t
+}
+
+// maxListedValues bounds the values one line lists, as a document may be
+// hostile.
+const maxListedValues = 256
+
+// parseValues reads a list item of a Values or Enum values section,
+// "* `col`: 'a', 'b'" or "* `col` (1,203 values, the most frequent): 'a'",
+// whose body offset is off; what follows the column's name up to the
+// colon is a note (an enum's type, or that the list is the most
+// frequent values only).
+func parseValues(line string, off int) (ColumnValues, bool) {
+	rest, ok := strings.CutPrefix(line, "* ")
+	if !ok {
+		return ColumnValues{}, false
+	}
+	at := len(line) - len(rest)
+	name, next, ok := readCode(rest, 0)
+	if !strings.HasPrefix(rest, "`") || !ok || name == "" {
+		return ColumnValues{}, false
+	}
+	note, _, ok := strings.Cut(rest[next:], ": ")
+	if !ok {
+		return ColumnValues{}, false
+	}
+	v := ColumnValues{Column: name, Some: strings.Contains(note, "most frequent")}
+	i := at + next + len(note) + 2
+	for len(v.Values) < maxListedValues {
+		if i >= len(line) || line[i] != '\'' {
+			break
+		}
+		end := i + 1
+		for end < len(line) && (line[end] != '\'' || end+1 < len(line) && line[end+1] == '\'') {
+			if line[end] == '\'' {
+				end++
+			}
+			end++
+		}
+		if end >= len(line) {
+			break
+		}
+		v.Values = append(v.Values, span(off+i+1, off+end))
+		i = end + 1
+		if !strings.HasPrefix(line[i:], ", ") {
+			break
+		}
+		i += 2
+	}
+	return v, len(v.Values) > 0
 }
 
 // tableLine is one line of a markdown table and its offset in the body.

@@ -3,7 +3,9 @@ package readmodel
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -233,4 +235,33 @@ func TestFactsOfOtherShapes(t *testing.T) {
 func asJSON(v any) string {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)
+}
+
+// TestValuesFacts: the Values and Enum values sections of a table concept
+// are its columns' stored values: each value where it is written, read
+// back with its doubled quotes single, the most frequent ones marked, an
+// enum's type a note; lines of another shape are no values.
+func TestValuesFacts(t *testing.T) {
+	doc := "---\ntype: SQLite Table\n---\n\n# Schema\n\n| Column | Type | Key | Meaning |\n|---|---|---|---|\n| `gender` | TEXT |  | gender |\n| `city` | TEXT |  | city |\n\n" +
+		"# Enum values\n\n* `status` (`status_enum`): 'open', 'closed'\n\n" +
+		"# Values\n\n* `gender`: 'Female', 'Male', 'N/A'\n* `city` (1,203 values, the most frequent): 'O''Hare', 'Paris'\n* not a value line\n* `broken`: 'unclosed\n"
+	s, _ := Build("t", []Doc{{Bundle: "b", Path: "tables/people.md", Content: []byte(doc)}})
+	c := &s.Concepts[0]
+	facts := c.Table()
+	var got []string
+	for _, v := range facts.Values {
+		var vals []string
+		for _, sp := range v.Values {
+			vals = append(vals, s.Value(c, sp))
+		}
+		got = append(got, fmt.Sprintf("%s %v %q", v.Column, v.Some, vals))
+	}
+	want := []string{`status false ["open" "closed"]`, `gender false ["Female" "Male" "N/A"]`, `city true ["O'Hare" "Paris"]`}
+	if !slices.Equal(got, want) {
+		t.Errorf("values %q, want %q", got, want)
+	}
+	// The facts decode to what was read.
+	if again := s.Concepts[0].Table(); !reflect.DeepEqual(again.Values, facts.Values) {
+		t.Errorf("decoded %+v", again.Values)
+	}
 }

@@ -46,6 +46,7 @@ type packData struct {
 	mu       sync.Mutex
 	columns  map[string]*columnIndex  // by bundle
 	examples map[string]*exampleIndex // by bundle
+	values   map[string]*valueIndex   // by bundle
 	tokens   sync.Map                 // a rendered piece → its token count
 	rows     sync.Map                 // a rowKey → its schema row, counted
 	rules    sync.Map                 // a rule's concept index → its text, counted

@@ -73,6 +73,9 @@ type Pack struct {
 	// Examples are the refs of the concepts whose SQL the pack holds as
 	// worked examples: verified queries, or tables' common query patterns.
 	Examples []string `json:"examples"`
+	// Values are the stored values the question names that the pack
+	// shows, each as its column's ref, "=" and the value as stored.
+	Values []string `json:"values"`
 	// Candidates are the refs of the concepts listed only by manifest row.
 	Candidates []string `json:"candidates"`
 	// Routing is the evidence for the bundle a pack without
@@ -100,6 +103,9 @@ const (
 	// costs its keys and joins too. A pack without rules takes its tables
 	// from the question's columns at DefaultColumnRelevance.
 	DefaultNewTableRelevance = 0.35
+	// PackValues is how many stored values the question names a pack
+	// shows.
+	PackValues = 8
 	// PackCandidates is how many more candidates a pack lists by manifest
 	// row, budget allowing; a pack that hedges lists up to HedgeCandidates
 	// when they are rules it considered, so that the agent sees what else
@@ -258,6 +264,29 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 		}
 	}
 
+	// The stored spelling of what the question filters on, with its
+	// column: the longest phrases first, at most PackValues; in a bundle
+	// with layers, not from a table below those the pack already shows,
+	// which answer the question as they are.
+	shownLayer := uint8(len(layerWeights))
+	for t := range sel.cols {
+		shownLayer = min(shownLayer, ix.layer(t))
+	}
+	for _, m := range ix.valueIndex(bundle).match(question) {
+		if len(sel.values) == PackValues {
+			break
+		}
+		if ix.layer(m.table) > shownLayer || slices.ContainsFunc(sel.values, func(v valueMatch) bool { return v.storedValue == m.storedValue }) {
+			continue
+		}
+		try := sel.clone()
+		try.add(m.table, map[string]bool{strings.ToLower(m.column): true})
+		try.values = append(try.values, m)
+		if p.fits(try) {
+			sel = try
+		}
+	}
+
 	p.examples = ix.exampleIndex(bundle)
 	coverage, exTables := o.ExampleCoverage, o.ExampleTables
 	if coverage <= 0 {
@@ -330,11 +359,12 @@ type selection struct {
 	rules    []int
 	cols     map[int]map[string]bool
 	examples []int // in the bundle's exampleIndex
+	values   []valueMatch
 }
 
 func (s selection) clone() selection {
 	out := selection{rules: append([]int(nil), s.rules...), cols: make(map[int]map[string]bool, len(s.cols)),
-		examples: append([]int(nil), s.examples...)}
+		examples: append([]int(nil), s.examples...), values: append([]valueMatch(nil), s.values...)}
 	for t, cs := range s.cols {
 		out.cols[t] = make(map[string]bool, len(cs))
 		for c := range cs {
@@ -403,6 +433,12 @@ func (p *packer) layout(sel selection) layout {
 			for _, n := range p.schemaRows(t, cols[t], sel.cols[t], listed[t], &l.pieces) {
 				l.columns = append(l.columns, r+"."+n)
 			}
+		}
+	}
+	if len(sel.values) > 0 {
+		l.pieces = append(l.pieces, p.piece("\n## Stored values the question names\n"))
+		for _, m := range sel.values {
+			l.pieces = append(l.pieces, p.piece(ix.valueLine(m)))
 		}
 	}
 	if len(joins) > 0 {
@@ -547,6 +583,9 @@ func (p *packer) finish(sel selection, hits []Hit) Pack {
 		}
 	}
 	p.pack.Tables, p.pack.Columns = l.tables, l.columns
+	for _, m := range sel.values {
+		p.pack.Values = append(p.pack.Values, p.ix.valueRef(m))
+	}
 	for _, e := range sel.examples {
 		c := &p.ix.snap.Concepts[p.examples.examples[e].concept]
 		shown[p.examples.examples[e].concept] = true

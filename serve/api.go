@@ -267,6 +267,27 @@ func (s *Server) apiSQL(w http.ResponseWriter, r *http.Request, tenant string) e
 	return nil
 }
 
+// apiValues answers the values tool: GET ?database=&column=&text=.
+func (s *Server) apiValues(w http.ResponseWriter, r *http.Request, tenant string) error {
+	q := r.URL.Query()
+	g := grantFrom(r.Context())
+	column, text := q.Get("column"), q.Get("text")
+	values, err := s.dbs.Values(r.Context(), tenant, "okf serve "+tenant+"/"+g.Name, q.Get("database"), column, text)
+	if ge, ok := sqlguard.AsError(err); ok {
+		writeGuardError(w, ge, "")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if values == nil {
+		values = []engine.StoredValue{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"column": column, "text": text, "values": values,
+		"answer": engine.ValuesText(column, text, values)})
+	return nil
+}
+
 // writeGuardError answers a query the guard refused or the database
 // failed: 422 with the error as a model reads it, without the "Error: "
 // that begins it there (the field says so: a client that prints

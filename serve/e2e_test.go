@@ -167,7 +167,8 @@ type e2eReport struct {
 	}
 }
 
-// e2eCalls call every tool once, and run_sql twice: a query and an attack.
+// e2eCalls call every tool once, run_sql twice (a query and an attack)
+// and values as a model would.
 var e2eCalls = []map[string]any{
 	{"tool": "manifest", "arguments": map[string]any{}},
 	{"tool": "search", "arguments": map[string]any{"query": "active customer", "k": 2}},
@@ -176,6 +177,12 @@ var e2eCalls = []map[string]any{
 	{"tool": "list_databases", "arguments": map[string]any{}},
 	{"tool": "run_sql", "arguments": map[string]any{"database": "shop", "sql": "SELECT count(*) AS n FROM orders WHERE custref = 10"}},
 	{"tool": "run_sql", "arguments": map[string]any{"database": "shop", "sql": "DROP TABLE orders"}},
+	// The stored spelling: in lower case, misspelt; a hidden column; a
+	// value longer than the cap.
+	{"tool": "values", "arguments": map[string]any{"database": "shop", "column": "carriers.name", "text": "parcelco"}},
+	{"tool": "values", "arguments": map[string]any{"database": "shop", "column": "carriers.name", "text": "Swfit Post"}},
+	{"tool": "values", "arguments": map[string]any{"database": "shop", "column": "orders.secret_note", "text": "vip"}},
+	{"tool": "values", "arguments": map[string]any{"database": "shop", "column": "carriers.name", "text": "xxxxx"}},
 }
 
 func runNodeClient(t *testing.T, node string, env []string, args ...string) e2eReport {
@@ -215,7 +222,7 @@ func checkReport(t *testing.T, how string, r e2eReport) {
 			t.Errorf("%s: %s has no read-only hint", how, tool.Name)
 		}
 	}
-	if got := strings.Join(names, " "); got != "context get list_databases manifest run_sql search" {
+	if got := strings.Join(names, " "); got != "context get list_databases manifest run_sql search values" {
 		t.Errorf("%s: tools = %s", how, got)
 	}
 	want := []struct {
@@ -229,6 +236,10 @@ func checkReport(t *testing.T, how string, r e2eReport) {
 		{false, "shop\tsqlite\tsales\tall\n"},
 		{false, "n\n2\n(1 row)"},
 		{true, "refused by the validator"},
+		{false, "<values>\n'ParcelCo'\n"},
+		{false, "<values>\n'Swift Post'\n"},
+		{true, "secret_note"},
+		{false, "[cut at 200 characters]"},
 	}
 	if len(r.Calls) != len(want) {
 		t.Fatalf("%s: %d calls answered, want %d", how, len(r.Calls), len(want))

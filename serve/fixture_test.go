@@ -204,7 +204,9 @@ func shopDB(t *testing.T, dir string) string {
 	return sqliteDB(t, dir, "shop.sqlite", `CREATE TABLE orders (ordid integer PRIMARY KEY, custref integer, grossamt real, secret_note text);
 INSERT INTO orders VALUES (1, 10, 120.5, 'vip'), (2, 11, 80, 'late'), (3, 10, 42, NULL);
 WITH RECURSIVE s(i) AS (SELECT 4 UNION ALL SELECT i + 1 FROM s WHERE i < 1500)
-INSERT INTO orders SELECT i, 100 + i % 7, 0, 'note ' || i FROM s;`)
+INSERT INTO orders SELECT i, 100 + i % 7, 0, 'note ' || i FROM s;
+CREATE TABLE carriers (name text);
+INSERT INTO carriers VALUES ('ParcelCo'), ('Swift Post'), ('X' || printf('%.300c', 'x'));`)
 }
 
 func sqliteDB(t *testing.T, dir, name, ddl string) string {

@@ -228,6 +228,7 @@ func (s *Server) handler(stopping context.Context, listenHost string) http.Handl
 		{"GET", "/v1/{tenant}/context", false, s.apiContext},
 		{"GET", "/v1/{tenant}/databases", false, s.apiDatabases},
 		{"POST", "/v1/{tenant}/sql", false, s.apiSQL},
+		{"GET", "/v1/{tenant}/values", false, s.apiValues},
 		{"GET", "/v1/{tenant}/queries", false, s.apiQueries},
 		{"POST", "/v1/{tenant}/queries/{id...}", false, s.apiRunQuery},
 		{"GET", "/v1/{tenant}/source", false, s.apiSources},

@@ -259,6 +259,19 @@ func Open(ctx context.Context, name, conn string, opts Options, audit *AuditLog)
 // Options returns the options in force, defaults filled in.
 func (d *DB) Options() Options { return d.opts }
 
+// Hides reports whether the options keep a column of a table (of the
+// first readable schema) from every query: the column is denied, or the
+// table is outside the allowlist. okf compile asks before it reads a
+// column's values, so that it never sends what the guard would refuse.
+func (d *DB) Hides(table, column string) bool {
+	v := d.validator
+	t := strings.ToLower(table)
+	if len(v.tables) > 0 && !v.tables[t] && !v.tables[v.schemas[0]+"."+t] {
+		return true
+	}
+	return v.hidden(table, column)
+}
+
 // Query validates sql and runs it. caller names who asked, for the audit
 // log. args are the values of the statement's parameters ($1, $2, … on
 // PostgreSQL, ? on SQLite), sent beside the SQL and never into its text;
@@ -347,6 +360,12 @@ var validating = lazy.Value[*semaphore.Weighted]{New: func() *semaphore.Weighted
 
 // Close closes the engine's connections.
 func (d *DB) Close() error { return d.engine.Close() }
+
+// Dialect is the database's SQL dialect.
+func (d *DB) Dialect() Dialect { return d.validator.dialect }
+
+// Catalog is what the database holds that a query may name.
+func (d *DB) Catalog() *Catalog { return d.engine.Catalog() }
 
 // AsError returns err as an *Error if it is one.
 func AsError(err error) (*Error, bool) {

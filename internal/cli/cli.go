@@ -56,6 +56,17 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// rangeArgs refuses a command line without min to max arguments, as
+// exactArgs does.
+func rangeArgs(min, max int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < min || len(args) > max {
+			return usageError("%s takes %s, got %d arguments", c.Name(), what, len(args))
+		}
+		return nil
+	}
+}
+
 // silentExit ends a command with a code and no further message.
 func silentExit(code int) error { return &exitError{code: code} }
 
@@ -148,6 +159,7 @@ question needs at the lowest token cost.`,
 		newCompileCmd(e),
 		newLoadCmd(e),
 		newSQLCmd(e),
+		newValuesCmd(e),
 		newPrepareCmd(e),
 		newImportCmd(e),
 		newExportCmd(e),

@@ -46,8 +46,8 @@ what the context tool answers; read more with okf get.`,
 				return printJSON(e, engine.NewContextAnswer(v, pack))
 			}
 			fmt.Fprint(e.stdout, pack.Text)
-			fmt.Fprintf(e.stderr, "context: %d tokens of %d: %d rules, %d tables, %d worked examples, %d candidates\n",
-				pack.Tokens, req.Budget, len(pack.Rules), len(pack.Tables), len(pack.Examples), len(pack.Candidates))
+			fmt.Fprintf(e.stderr, "context: %d tokens of %d: %d rules, %d tables, %d stored values, %d worked examples, %d candidates\n",
+				pack.Tokens, req.Budget, len(pack.Rules), len(pack.Tables), len(pack.Values), len(pack.Examples), len(pack.Candidates))
 			return nil
 		},
 	}

@@ -35,6 +35,7 @@ func TestOneToolContract(t *testing.T) {
 		{"search", `{"query": "x", "k": 500}`, nil},
 		{"orders_of_customer", `{"customer": 1, "status": "paid"}`, nil},
 		{"run_query", `{"id": "queries/orders-of-customer", "params": {"customer": "1; DROP TABLE orders"}}`, nil},
+		{"values", `{"database": "shop", "column": "customers.custname", "text": "ada"}`, nil},
 	}
 	var turns []llmtest.Turn
 	for _, c := range calls {
@@ -99,6 +100,10 @@ func TestOneToolContract(t *testing.T) {
 		if out != text {
 			t.Errorf("okf %s: the CLI printed\n%s\nMCP\n%s", strings.Join(c.cli, " "), out, text)
 		}
+	}
+	// okf values reads the database of okf.yaml, not a bundle.
+	if _, out, _ := run(t, "values", "shop", "customers.custname", "ada"); out != agentTexts[len(calls)-1]+"\n" || !strings.Contains(out, "\n'Ada'\n") {
+		t.Errorf("okf values printed\n%s\nthe agent read\n%s", out, agentTexts[len(calls)-1])
 	}
 }
 
