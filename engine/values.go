@@ -225,7 +225,7 @@ func storedValue(cell any) StoredValue {
 	if !ok {
 		s = sqlguard.Cell(cell)
 	}
-	s = strings.ToValidUTF8(lineBreaks.Replace(s), "\uFFFD")
+	s = strings.ToValidUTF8(lineBreaks.Get().Replace(s), "\uFFFD")
 	if utf8.RuneCountInString(s) <= maxValueLength {
 		return StoredValue{Value: s}
 	}
@@ -233,7 +233,9 @@ func storedValue(cell any) StoredValue {
 }
 
 // lineBreaks writes the characters that would break a line of the answer.
-var lineBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\u2028", `\u2028`, "\u2029", `\u2029`, "\x00", `\x00`)
+var lineBreaks = lazy.Value[*strings.Replacer]{New: func() *strings.Replacer {
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\u2028", `\u2028`, "\u2029", `\u2029`, "\x00", `\x00`)
+}}
 
 // trigrams are the three-letter runs of a text, padded at its ends.
 func trigrams(s string) map[string]bool {
