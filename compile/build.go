@@ -260,11 +260,11 @@ func ruleType(kind string) string {
 }
 
 // sources returns the frontmatter sources of a table (rules false) or a
-// rule concept.
-func (w *writer) sources(rules bool, rule *Rule) []source {
+// rule concept; the source of values only for a table that lists some.
+func (w *writer) sources(rules bool, rule *Rule, values bool) []source {
 	var out []source
 	for _, s := range w.db.Sources {
-		if s.Rules != rules {
+		if s.Rules != rules || s.Values && !values {
 			continue
 		}
 		res := s.Resource

@@ -38,6 +38,20 @@ type Database struct {
 	// Queries are query concepts (type SQL Query) the sources hold as OKF
 	// files, written into the bundle's queries/ as they are.
 	Queries []QueryFile
+	// Live is the database whose catalog the sources read, where its
+	// columns' values can be read (catalog.ReadValues); nil when they read
+	// none. Nothing of it is written into the bundle.
+	Live *Live
+}
+
+// Live locates a database okf can query.
+type Live struct {
+	// DSN is as package dsn reads it: sqlite:PATH or a PostgreSQL URL.
+	DSN string
+	// Schema is the PostgreSQL schema the tables are in; "" for SQLite.
+	Schema string
+	// Resource is how concepts cite the database: the catalog's source.
+	Resource string
 }
 
 // QueryFile is one query concept of the sources, or of the bundle folder.
@@ -59,6 +73,9 @@ type Source struct {
 	// Rules marks the source of the business rules; the other sources
 	// are cited by table concepts.
 	Rules bool
+	// Values marks the source of columns' values, cited only by the table
+	// concepts that list some.
+	Values bool
 }
 
 // Table is one table of a database.
@@ -106,6 +123,23 @@ type Column struct {
 	// Enum holds the labels of an enum column, in declaration order, when
 	// a catalog lists them.
 	Enum []string
+	// Values are the values read from the database, when it was read;
+	// nil for none.
+	Values *ValueList
+}
+
+// ValueList holds values of a column as the database stores them.
+type ValueList struct {
+	// Values are every value of the column, in byte order, when Count is
+	// 0; else the most frequent ones, most frequent first.
+	Values []string
+	// Count, when not 0, is how many distinct values the column holds (in
+	// its first Rows rows, when Rows is not 0), of which Values are the
+	// most frequent.
+	Count int
+	// Rows, when not 0, is how many of the table's rows were read: the
+	// table holds more.
+	Rows int
 }
 
 // JSONField is one key path inside a JSON column.

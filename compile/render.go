@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -80,12 +81,17 @@ func (w *writer) table(t *Table) {
 	desc := w.tableDescription(t)
 	front := tableFront{
 		Type: w.tableType(t), Title: t.Name, Description: desc, Aliases: t.Aliases, Tags: []string{w.db.Name},
-		Grain: t.PrimaryKey, Layer: t.Layer, Generated: w.generated(), Sources: w.sources(false, nil),
+		Grain: t.PrimaryKey, Layer: t.Layer, Generated: w.generated(),
 	}
 	sections := []string{w.schema(t)}
 	if lines := enumLines(t); len(lines) > 0 {
 		sections = append(sections, section("Enum values", lines...))
 	}
+	values := valueLines(t)
+	if len(values) > 0 {
+		sections = append(sections, section("Values", values...))
+	}
+	front.Sources = w.sources(false, nil, len(values) > 0)
 	if lines := jsonLines(t); len(lines) > 0 {
 		sections = append(sections, section("JSON fields", lines...))
 	}
@@ -138,17 +144,57 @@ func enumLines(t *Table) []string {
 		if len(c.Enum) == 0 {
 			continue
 		}
-		labels := make([]string, len(c.Enum))
-		for i, l := range c.Enum {
-			labels[i] = "'" + strings.ReplaceAll(l, "'", "''") + "'"
-		}
 		name := code(c.Name)
 		if c.EnumType != "" {
 			name += " (" + code(c.EnumType) + ")"
 		}
-		lines = append(lines, fmt.Sprintf("* %s: %s", name, strings.Join(labels, ", ")))
+		lines = append(lines, fmt.Sprintf("* %s: %s", name, literals(c.Enum)))
 	}
 	return lines
+}
+
+// valueLines lists the values read from the database, a line per column:
+// all of them, or, as the note after the name says, the most frequent.
+func valueLines(t *Table) []string {
+	var lines []string
+	for _, c := range t.Columns {
+		v := c.Values
+		if v == nil || len(v.Values) == 0 {
+			continue
+		}
+		name := code(c.Name)
+		if v.Count > 0 {
+			unit := " values"
+			if v.Count == 1 {
+				unit = " value"
+			}
+			name += " (" + thousands(v.Count) + unit
+			if v.Rows > 0 {
+				name += " in the first " + thousands(v.Rows) + " rows"
+			}
+			name += ", the most frequent)"
+		}
+		lines = append(lines, fmt.Sprintf("* %s: %s", name, literals(v.Values)))
+	}
+	return lines
+}
+
+// literals writes values as SQL string literals, comma-separated.
+func literals(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+	}
+	return strings.Join(quoted, ", ")
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func jsonLines(t *Table) []string {
@@ -266,7 +312,7 @@ func (w *writer) rule(r *Rule) {
 	}
 	front := ruleFront{
 		Type: ruleType(r.Kind), Title: r.Name, Description: desc, Aliases: r.Aliases, Tags: []string{w.db.Name},
-		Generated: w.generated(), Sources: w.sources(true, r),
+		Generated: w.generated(), Sources: w.sources(true, r, false),
 	}
 	sections := []string{section("Definition", r.Definition)}
 	if lines := w.columnsUsed(r); len(lines) > 0 {
@@ -387,13 +433,38 @@ const undatedLog = "1970-01-01"
 func (w *writer) log() string {
 	var names []string
 	for _, s := range w.db.Sources {
-		names = append(names, code(s.Resource))
+		if name := code(s.Resource); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
 	}
-	entry := fmt.Sprintf("* **Creation**: Compiled %d tables and %d business rules of `%s` from %s with `%s`.",
+	entry := fmt.Sprintf("* **Creation**: Compiled %d tables and %d business rules of `%s` from %s with `%s`",
 		len(w.db.Tables), len(w.db.Rules), w.db.Name, strings.Join(names, ", "), w.opt.Generator)
+	// The entry's date is when the values were read: a recompile that
+	// reads other values adds an entry under its own.
+	switch n := valueColumns(w.db); n {
+	case 0:
+	case 1:
+		entry += "; the values of 1 column read from the database"
+	default:
+		entry += fmt.Sprintf("; the values of %d columns read from the database", n)
+	}
+	entry += "."
 	day := undatedLog
 	if !w.opt.GeneratedAt.IsZero() {
 		day = w.opt.GeneratedAt.UTC().Format("2006-01-02")
 	}
 	return "# Update Log\n\n## " + day + "\n\n" + entry + "\n"
+}
+
+// valueColumns counts the columns that list values.
+func valueColumns(db *Database) int {
+	n := 0
+	for _, t := range db.Tables {
+		for _, c := range t.Columns {
+			if c.Values != nil && len(c.Values.Values) > 0 {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -60,3 +60,47 @@ func TestTableConceptsSayTheirEngineLayerAndTypes(t *testing.T) {
 		t.Errorf("stg_orders does not say its layer:\n%s", stg)
 	}
 }
+
+// TestValuesSection pins the Values section the readers parse: after the
+// Schema and Enum values, one line per column, values as SQL literals;
+// a complete list as it is given, a list of the most frequent with how
+// many values there are (and, for a larger table, how many rows were
+// read). Only a table with values cites the database for them, and the
+// log says how many columns' values were read.
+func TestValuesSection(t *testing.T) {
+	db := &Database{Name: "shop", Engine: "sqlite", Tables: []*Table{
+		{Name: "customers", PrimaryKey: []string{"id"}, Columns: []*Column{
+			{Name: "id", Type: "integer", NotNull: true},
+			{Name: "gender", Type: "TEXT", Values: &ValueList{Values: []string{"Female", "Male", "N/A"}}},
+			{Name: "tier", Type: "USER-DEFINED", EnumType: "tier", Enum: []string{"Bronze", "Gold"}},
+			{Name: "city", Type: "TEXT", Values: &ValueList{Values: []string{"O'Hare", "Paris"}, Count: 1203}},
+			{Name: "status", Type: "TEXT", Values: &ValueList{Values: []string{"open", "closed"}, Count: 2, Rows: 100000}},
+		}},
+		{Name: "notes", Columns: []*Column{{Name: "body", Type: "TEXT"}}},
+	}, Sources: []Source{
+		{ID: "catalog", Resource: "shop/shop.sqlite", Title: "shop SQLite catalog"},
+		{ID: "values", Resource: "shop/shop.sqlite", Title: "values read from the database", Values: true},
+	}}
+	b, err := Build(db, Options{Generator: "okf/test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	customers := string(b.Files["tables/customers.md"])
+	want := "# Enum values\n\n* `tier` (`tier`): 'Bronze', 'Gold'\n\n" +
+		"# Values\n\n" +
+		"* `gender`: 'Female', 'Male', 'N/A'\n" +
+		"* `city` (1,203 values, the most frequent): 'O''Hare', 'Paris'\n" +
+		"* `status` (2 values in the first 100,000 rows, the most frequent): 'open', 'closed'\n"
+	if !strings.Contains(customers, want) || strings.Index(customers, "# Schema") > strings.Index(customers, "# Values") {
+		t.Errorf("customers lacks\n%s\nin:\n%s", want, customers)
+	}
+	if !strings.Contains(customers, "  - id: values\n    resource: shop/shop.sqlite\n    title: values read from the database\n") {
+		t.Errorf("customers does not cite the database for its values:\n%s", customers)
+	}
+	if notes := string(b.Files["tables/notes.md"]); strings.Contains(notes, "# Values") || strings.Contains(notes, "id: values") {
+		t.Errorf("notes has no values, yet:\n%s", notes)
+	}
+	if log := string(b.Files["log.md"]); !strings.Contains(log, "from `shop/shop.sqlite` with `okf/test`; the values of 3 columns read from the database.\n") {
+		t.Errorf("log.md:\n%s", log)
+	}
+}

@@ -1,6 +1,7 @@
 package bird_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/bird"
+	"github.com/okf-tools/okf/compile/compiletest"
 	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 	"github.com/okf-tools/okf/internal/shareddata"
 )
@@ -64,5 +66,49 @@ func TestDescriptionFileWithoutItsHeader(t *testing.T) {
 	_, err := bird.Read(context.Background(), dir)
 	if err == nil || !strings.Contains(err.Error(), "colour.csv:1:") || !strings.Contains(err.Error(), "original_column_name") {
 		t.Fatalf("got %v, want an error naming colour.csv:1 and the missing header", err)
+	}
+}
+
+// Compiled from its folder, superhero lists the values of its lookup
+// tables, read from superhero.sqlite, where an agent reads each table; the
+// names of its heroes and powers, nearly all unique, get none. A recompile
+// gives the same bytes.
+func TestSuperheroListsItsValues(t *testing.T) {
+	dir := shareddata.Dir(t, "bird", "superhero")
+	b := compiletest.Folder(t, dir)[0]
+	compiletest.ValidateStrictly(t, b)
+	for file, want := range map[string]string{
+		"tables/gender.md":    "\n# Values\n\n* `gender`: 'Female', 'Male', 'N/A'\n",
+		"tables/publisher.md": "'Marvel Comics', 'Microsoft', ",
+		"tables/colour.md":    "'Blue', ",
+		"tables/attribute.md": "* `attribute_name`: 'Combat', 'Durability', 'Intelligence', 'Power', 'Speed', 'Strength'\n",
+		"tables/race.md":      "'Alien', ",
+	} {
+		if got := string(b.Files[file]); !strings.Contains(got, want) {
+			t.Errorf("%s lacks %q:\n%s", file, want, got)
+		}
+	}
+	for _, file := range []string{"tables/gender.md", "tables/race.md"} {
+		if got := string(b.Files[file]); !strings.Contains(got, "  - id: values\n    resource: superhero/superhero.sqlite\n    title: values read from the database\n") {
+			t.Errorf("%s does not cite the database for its values:\n%s", file, got)
+		}
+	}
+	// superpower is a lookup table: its 167 unique names are values.
+	if got := string(b.Files["tables/superpower.md"]); !strings.Contains(got, "'Wind Control'") {
+		t.Errorf("superpower lacks 'Wind Control':\n%s", got)
+	}
+	for _, file := range []string{"tables/superhero.md", "tables/hero_power.md"} {
+		if got := string(b.Files[file]); strings.Contains(got, "# Values") || strings.Contains(got, "id: values") {
+			t.Errorf("%s lists values:\n%s", file, got)
+		}
+	}
+	if !strings.Contains(string(b.Files["tables/race.md"]), "'Vampire'") {
+		t.Errorf("race lacks 'Vampire'")
+	}
+	again := compiletest.Folder(t, dir)[0]
+	for _, p := range b.Paths() {
+		if !bytes.Equal(b.Files[p], again.Files[p]) {
+			t.Errorf("%s differs on a recompile", p)
+		}
 	}
 }

@@ -45,6 +45,7 @@ func ReadPostgres(ctx context.Context, dsn string, opt PostgresOptions) (*compil
 		return nil, fmt.Errorf("database %s has no tables in schema %s", name, schema)
 	}
 	db.Sources = []compile.Source{{ID: "catalog", Resource: redact(dsn), Title: name + " PostgreSQL catalog, schema " + schema}}
+	db.Live = &compile.Live{DSN: dsn, Schema: schema, Resource: db.Sources[0].Resource}
 	return db, nil
 }
 

@@ -50,6 +50,7 @@ func ReadSQLite(ctx context.Context, path string) (*compile.Database, error) {
 		return nil, fmt.Errorf("%s has no tables", path)
 	}
 	db.Sources = []compile.Source{{ID: "catalog", Resource: name + "/" + base, Title: name + " SQLite catalog"}}
+	db.Live = &compile.Live{DSN: "sqlite://" + path, Resource: db.Sources[0].Resource}
 	return db, nil
 }
 

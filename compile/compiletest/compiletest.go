@@ -10,6 +10,7 @@ import (
 
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/compile/catalog"
 	"github.com/okf-tools/okf/compile/source"
 	"github.com/okf-tools/okf/internal/shareddata"
 )
@@ -50,7 +51,8 @@ func Shared(tb testing.TB, folders ...string) []*compile.Bundle {
 }
 
 // Folder compiles the databases a folder documents, a bundle each, in
-// folder order.
+// folder order, with the values of those okf can read, as okf compile
+// does.
 func Folder(tb testing.TB, dir string) []*compile.Bundle {
 	tb.Helper()
 	dbs, err := source.Read(context.Background(), dir)
@@ -59,6 +61,9 @@ func Folder(tb testing.TB, dir string) []*compile.Bundle {
 	}
 	var out []*compile.Bundle
 	for _, db := range dbs {
+		if _, err := catalog.ReadValues(context.Background(), db, catalog.ValueOptions{}); err != nil {
+			tb.Fatal(err)
+		}
 		b, err := compile.Build(db, compile.Options{Generator: "okf/test"})
 		if err != nil {
 			tb.Fatal(err)

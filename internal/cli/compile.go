@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,21 +9,26 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/compile/catalog"
 	"github.com/okf-tools/okf/compile/drift"
 	"github.com/okf-tools/okf/compile/source"
+	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/internal/dsn"
+	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/store"
 )
 
 func newCompileCmd(e *env) *cobra.Command {
 	var (
-		out, from, generatedAt, sourceBase, schema string
-		asJSON, strict, force, check               bool
+		out, from, generatedAt, sourceBase, schema, configPath string
+		asJSON, strict, force, check, noValues                 bool
+		skipValues                                             []string
 	)
 	c := &cobra.Command{
 		Use:   "compile [<dir>...] --out <bundles>",
@@ -41,6 +47,13 @@ its files:
 keys, comments, enum labels and JSON key paths. A <dir> given with --from
 layers that folder's meanings and rules (LiveSQLBench files or BIRD CSVs) on
 top of the catalog.
+
+From a live database (--from, or a BIRD folder's .sqlite), the table
+concepts also list the values of text columns: all of them for a column of
+at most 64, else the 5 most frequent, read through the SQL guard with
+bounded queries. Columns okf.yaml's guard denies for that database (the
+entry of the same DSN, or of the same name) are never read; --skip-values
+leaves more out, --no-values reads none.
 
 Each bundle goes to <bundles>/<db>, replacing the previous one only once
 every bundle of the run is complete. Into a bundle it compiled before (the
@@ -85,6 +98,11 @@ under --strict or drift under --check, 2 bad usage.`,
 			if from == "" && len(args) == 0 {
 				return usageError("compile needs a database folder, or --from")
 			}
+			for _, s := range skipValues {
+				if table, column, ok := strings.Cut(s, "."); !ok || table == "" || column == "" {
+					return usageError("--skip-values %q: want table.column", s)
+				}
+			}
 			if from != "" && len(args) > 1 {
 				return usageError("--from compiles one database; give at most one folder of documentation to layer on it")
 			}
@@ -118,6 +136,11 @@ under --strict or drift under --check, 2 bad usage.`,
 						return err
 					}
 					dbs = append(dbs, found...)
+				}
+			}
+			if !noValues {
+				if err := readValues(ctx, e, configPath, skipValues, dbs); err != nil {
+					return err
 				}
 			}
 			var bundles []*compile.Bundle
@@ -187,7 +210,84 @@ under --strict or drift under --check, 2 bad usage.`,
 	f.BoolVar(&strict, "strict", false, "exit 1 when the sources leave any gap")
 	f.StringVar(&generatedAt, "generated-at", "", "write this time (RFC 3339, or a date) as generated.at and in the log; default $SOURCE_DATE_EPOCH, else none")
 	f.StringVar(&sourceBase, "source-base", "", "URL prefixed to the source file names cited in frontmatter")
+	f.BoolVar(&noValues, "no-values", false, "read no column values from the database")
+	f.StringSliceVar(&skipValues, "skip-values", nil, "columns whose values are not read, as table.column,...")
+	f.StringVar(&configPath, "config", config.DefaultFile, "configuration file whose guard options (denied columns) apply to the database's values")
 	return c
+}
+
+// readValues reads the values of the text columns of each database okf can
+// query, through the SQL guard with okf.yaml's options for it, and says
+// on stderr what it read.
+func readValues(ctx context.Context, e *env, configPath string, skip []string, dbs []*compile.Database) error {
+	var cfg *config.Config
+	for _, db := range dbs {
+		if db.Live == nil {
+			continue
+		}
+		if cfg == nil {
+			var err error
+			if cfg, err = config.LoadOptional(configPath); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+		}
+		audit, err := sqlguard.OpenAuditLog(cfg.AuditPath())
+		if err != nil {
+			return err
+		}
+		st, err := catalog.ReadValues(ctx, db, catalog.ValueOptions{Guard: valueGuard(cfg, db), Skip: skip, Audit: audit})
+		if auditErr := audit.Close(); err == nil {
+			err = auditErr
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "%s: no values read: %v\n", db.Name, err)
+			continue
+		}
+		fmt.Fprintf(e.stderr, "%s: the values of %d columns read from the database: %d queries, %d rows\n", db.Name, st.Columns, st.Queries, st.Rows)
+		if n := len(st.Unread); n > 0 {
+			fmt.Fprintf(e.stderr, "%s: %d text columns left unread: %s\n", db.Name, n, strings.Join(st.Unread[:min(n, 5)], "; "))
+		}
+	}
+	return nil
+}
+
+// valueGuard returns the guard options okf.yaml gives a database: those of
+// the entry of the same DSN (the same SQLite file), else of the same
+// name, with the columns either entry denies.
+func valueGuard(cfg *config.Config, db *compile.Database) sqlguard.Options {
+	var opts *sqlguard.Options
+	var denied []string
+	for _, d := range cfg.Databases {
+		same := sameDatabase(d.DSN, db.Live.DSN)
+		if !same && d.Name != db.Name {
+			continue
+		}
+		denied = append(denied, d.Guard.DeniedColumns...)
+		if o := d.Guard.Options(); opts == nil || same {
+			opts = &o
+		}
+	}
+	if opts == nil {
+		return sqlguard.Options{}
+	}
+	opts.DeniedColumns = denied
+	return *opts
+}
+
+// sameDatabase reports whether two DSNs name the same SQLite file, or are
+// the same PostgreSQL DSN.
+func sameDatabase(a, b string) bool {
+	da, errA := dsn.Parse(a)
+	db, errB := dsn.Parse(b)
+	if errA != nil || errB != nil || da.Engine != db.Engine || da.Engine == dsn.None {
+		return false
+	}
+	if da.Engine == dsn.SQLite {
+		pa, errA := filepath.Abs(da.Path)
+		pb, errB := filepath.Abs(db.Path)
+		return errA == nil && errB == nil && pa == pb
+	}
+	return a == b
 }
 
 // generationTime reads --generated-at, else SOURCE_DATE_EPOCH; the zero

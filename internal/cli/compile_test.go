@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io/fs"
 	"maps"
@@ -529,5 +530,150 @@ func TestCompileOutIsAFile(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 1 {
 		t.Errorf("the folder holds %v, %v; want the file alone", entries, err)
+	}
+}
+
+// okf compile reads a BIRD folder's values from its .sqlite through the
+// SQL guard and lists them in the table concepts; a recompile of the same
+// database changes nothing. --no-values reads none, --skip-values leaves
+// columns out, and okf.yaml's denied columns of the database (of the entry
+// of the same file, and of the one of the same name) are never read.
+func TestCompileValues(t *testing.T) {
+	dir := shareddata.Dir(t, "bird", "superhero")
+	file, err := filepath.Abs(filepath.Join(dir, "superhero.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compileTree := func(args ...string) (map[string]string, string) {
+		t.Helper()
+		out := t.TempDir()
+		code, _, stderr := runOKF(t, append([]string{"compile", dir, "--out", out}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return tree(t, filepath.Join(out, "superhero")), stderr
+	}
+	const gender = "# Values\n\n* `gender`: 'Female', 'Male', 'N/A'\n"
+	const race = "# Values\n\n* `race`: '-', 'Alien', "
+	const publisher = "'Marvel Comics', 'Microsoft', "
+
+	out := t.TempDir()
+	code, _, stderr := runOKF(t, "compile", dir, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "superhero: the values of 7 columns read from the database: 17 queries, ") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	first := tree(t, out)
+	for file, want := range map[string]string{"superhero/tables/gender.md": gender, "superhero/tables/race.md": race, "superhero/tables/publisher.md": publisher} {
+		if !strings.Contains(first[file], want) {
+			t.Errorf("%s lacks %q:\n%s", file, want, first[file])
+		}
+	}
+	if code, _, stderr := runOKF(t, "compile", dir, "--out", out); code != 0 || !maps.Equal(tree(t, out), first) {
+		t.Errorf("a recompile changed the bundle: exit %d: %s", code, stderr)
+	}
+
+	none, stderr := compileTree("--no-values")
+	if strings.Contains(stderr, "values") {
+		t.Errorf("--no-values: %s", stderr)
+	}
+	for p, data := range none {
+		if strings.Contains(data, "# Values") || strings.Contains(data, "values read from the database") {
+			t.Errorf("--no-values: %s lists values", p)
+		}
+	}
+
+	skipped, _ := compileTree("--skip-values", "gender.gender,Race.Race")
+	if strings.Contains(skipped["tables/gender.md"], "# Values") || strings.Contains(skipped["tables/race.md"], "# Values") || !strings.Contains(skipped["tables/publisher.md"], publisher) {
+		t.Errorf("--skip-values gender.gender,Race.Race: gender, race, publisher:\n%s\n%s\n%s", skipped["tables/gender.md"], skipped["tables/race.md"], skipped["tables/publisher.md"])
+	}
+	if code, _, stderr := runOKF(t, "compile", dir, "--out", t.TempDir(), "--skip-values", "gender"); code != exitUsage || !strings.Contains(stderr, "table.column") {
+		t.Errorf("--skip-values gender: exit %d: %s", code, stderr)
+	}
+
+	config := filepath.Join(t.TempDir(), "okf.yaml")
+	yaml := "databases:\n" +
+		"  - name: heroes\n    dsn: sqlite:" + file + "\n    guard:\n      denied_columns: [publisher.publisher_name]\n" +
+		"  - name: superhero\n    dsn: sqlite:elsewhere.sqlite\n    guard:\n      denied_columns: [race]\n"
+	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	denied, _ := compileTree("--config", config)
+	if strings.Contains(denied["tables/publisher.md"], "# Values") || strings.Contains(denied["tables/race.md"], "# Values") || !strings.Contains(denied["tables/gender.md"], gender) {
+		t.Errorf("denied publisher.publisher_name by the file, race by the name: publisher, race, gender:\n%s\n%s\n%s", denied["tables/publisher.md"], denied["tables/race.md"], denied["tables/gender.md"])
+	}
+}
+
+// --from a PostgreSQL database reads the values of its text columns, and
+// cites the database, its password left out, for them.
+func TestCompileValuesFromPostgres(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, `
+CREATE TABLE publisher (id int PRIMARY KEY, publisher_name text);
+INSERT INTO publisher VALUES (1, 'Marvel Comics'), (2, 'DC Comics'), (3, 'O''Reilly'), (4, NULL);`)
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if code, _, stderr := runOKF(t, "compile", "--from", dsn, "--out", out, "--json"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var name string
+	for p, data := range tree(t, out) {
+		if strings.HasSuffix(p, "/tables/publisher.md") {
+			name = p
+			if !strings.Contains(data, "\n# Values\n\n* `publisher_name`: 'DC Comics', 'Marvel Comics', 'O''Reilly'\n") ||
+				!strings.Contains(data, "  - id: values\n    resource: postgres://postgres@") {
+				t.Errorf("%s:\n%s", p, data)
+			}
+		}
+	}
+	if name == "" {
+		t.Fatal("no tables/publisher.md")
+	}
+}
+
+// Values that changed in the database are a change like any other: the
+// concept lists the new ones, and the log gains an entry (under the
+// compile's date, here none) saying the values were read.
+func TestRecompileAfterValuesChanged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "superhero")
+	if err := os.CopyFS(dir, os.DirFS(shareddata.Dir(t, "bird", "superhero"))); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if code, _, stderr := runOKF(t, "compile", dir, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	file := filepath.Join(dir, "superhero.sqlite")
+	if err := os.Chmod(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := sql.Open("sqlite3", "file:"+file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(`UPDATE gender SET gender = 'Other' WHERE gender = 'N/A'`)
+	conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runOKF(t, "compile", dir, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	files := tree(t, filepath.Join(out, "superhero"))
+	if !strings.Contains(files["tables/gender.md"], "* `gender`: 'Female', 'Male', 'Other'\n") {
+		t.Errorf("gender:\n%s", files["tables/gender.md"])
+	}
+	if log := files["log.md"]; !strings.HasPrefix(log, "# Update Log\n\n## 1970-01-01\n\n* **Update**: ") || !strings.Contains(log, "; the values of 7 columns read from the database.\n\n* **Creation**") {
+		t.Errorf("log.md:\n%s", log)
 	}
 }
