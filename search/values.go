@@ -22,12 +22,26 @@ type storedValue struct {
 }
 
 // valueIndex holds the values of one bundle's tables by their folded
-// form, and the one-word ones by length, for typos.
+// form, the one-word ones by length, for typos, the values a question may
+// name by their distinctive words alone, and the words of each value of
+// several.
 type valueIndex struct {
 	byForm   map[string][]int // folded form → values
 	values   []storedValue
 	oneWord  map[int][]string // length → one-word folded forms
 	maxWords int
+	// byShort maps the distinctive words of a value of several, those no
+	// other value of its column has ("marvel" of "Marvel Comics"), to it:
+	// "published by Marvel" means 'Marvel Comics'.
+	byShort map[string][]int
+	// several are the values of several words, with their words.
+	several []wordsOf
+}
+
+// wordsOf is a value of several words and its folded words.
+type wordsOf struct {
+	value int
+	words []string
 }
 
 // valueIndex returns the value index of a bundle.
@@ -46,7 +60,7 @@ const (
 )
 
 func (ix *Index) buildValueIndex(bundle string) *valueIndex {
-	vi := &valueIndex{byForm: map[string][]int{}, oneWord: map[int][]string{}}
+	vi := &valueIndex{byForm: map[string][]int{}, oneWord: map[int][]string{}, byShort: map[string][]int{}}
 	sp, ok := ix.span(bundle)
 	if !ok {
 		return vi
@@ -61,6 +75,8 @@ func (ix *Index) buildValueIndex(bundle string) *valueIndex {
 			continue
 		}
 		for _, cv := range facts.Values {
+			first := len(vi.values)
+			df := map[string]int{} // the column's values holding each word
 			for _, at := range cv.Values {
 				v := ix.snap.Value(c, at)
 				words := valueWords(v)
@@ -71,13 +87,55 @@ func (ix *Index) buildValueIndex(bundle string) *valueIndex {
 				if _, seen := vi.byForm[form]; !seen && len(words) == 1 {
 					vi.oneWord[len(form)] = append(vi.oneWord[len(form)], form)
 				}
+				for _, w := range uniq(words) {
+					df[w]++
+				}
+				if len(words) > 1 {
+					vi.several = append(vi.several, wordsOf{len(vi.values), words})
+				}
 				vi.byForm[form] = append(vi.byForm[form], len(vi.values))
 				vi.values = append(vi.values, storedValue{table: int(i), column: cv.Column, value: v, words: len(words)})
 				vi.maxWords = max(vi.maxWords, len(words))
 			}
+			for k := first; k < len(vi.values); k++ {
+				if short := distinctive(valueWords(vi.values[k].value), df); short != "" {
+					vi.byShort[short] = append(vi.byShort[short], k)
+				}
+			}
 		}
 	}
 	return vi
+}
+
+// distinctive is the phrase of a value's words that no other value of its
+// column holds, when that is not all of them and names it well enough:
+// two letters or more, not a framing word; "" otherwise.
+func distinctive(words []string, df map[string]int) string {
+	if len(words) < 2 {
+		return ""
+	}
+	var short []string
+	for _, w := range words {
+		if df[w] == 1 {
+			short = append(short, w)
+		}
+	}
+	phrase := strings.Join(short, " ")
+	if len(short) == 0 || len(short) == len(words) || len(strings.ReplaceAll(phrase, " ", "")) < 2 || len(short) == 1 && questionWords.Get()[phrase] {
+		return ""
+	}
+	return phrase
+}
+
+// uniq returns words without repeats, in order.
+func uniq(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // valueWords folds a text into the words values are matched by:
@@ -132,8 +190,66 @@ func (vi *valueIndex) match(question string) []valueMatch {
 			}
 		}
 	}
+	// A value of several words written loosely: each word, or one typo of
+	// a long one, in a run of the question at most two words longer ("no
+	// eye color" for 'No Colour').
+	for _, s := range vi.several {
+		if at, n, typo, ok := loosely(words, used, s.words); ok {
+			out = append(out, valueMatch{vi.values[s.value], typo})
+			for j := at; j < at+n; j++ {
+				used[j] = true
+			}
+		}
+	}
+	// A value named by its distinctive words alone ("DC" for 'DC
+	// Comics'), as a phrase of words not matched yet.
+	for n := min(vi.maxWords, len(words)); n >= 1; n-- {
+		for i := 0; i+n <= len(words); i++ {
+			if slices.Contains(used[i:i+n], true) {
+				continue
+			}
+			if ks, ok := vi.byShort[strings.Join(words[i:i+n], " ")]; ok {
+				for _, k := range ks {
+					out = append(out, valueMatch{vi.values[k], false})
+				}
+				for j := i; j < i+n; j++ {
+					used[j] = true
+				}
+			}
+		}
+	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].words > out[b].words })
 	return out
+}
+
+// loosely finds a value's words in the question's words not used yet,
+// each exactly or, when long, with one typo, all within a run at most two
+// words longer than the value; it returns the run.
+func loosely(words []string, used []bool, value []string) (at, n int, typo, ok bool) {
+	for start := range words {
+		end := min(len(words), start+len(value)+2)
+		found, typos := 0, false
+		for _, w := range value {
+			hit := false
+			for j := start; j < end && !hit; j++ {
+				switch {
+				case used[j]:
+				case words[j] == w:
+					hit = true
+				case len(w) >= typoLength && oneEdit(words[j], w):
+					hit, typos = true, true
+				}
+			}
+			if !hit {
+				break
+			}
+			found++
+		}
+		if found == len(value) && words[start] == value[0] || found == len(value) && len(value[0]) >= typoLength && oneEdit(words[start], value[0]) {
+			return start, end - start, typos, true
+		}
+	}
+	return 0, 0, false, false
 }
 
 // nearest is the one-word value one edit from w (a letter added, dropped

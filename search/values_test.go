@@ -30,8 +30,10 @@ func heroes() map[string]string {
 // TestPacksShowStoredValues: a pack shows, with their columns, the stored
 // spelling of the values a question names: folded for case and plurals,
 // as phrases (Marvel Comics, not Marvel of another value), with one typo
-// in a long word forgiven; words too short or framing words name no
-// value, and a bundle that lists none gets no section.
+// in a long word forgiven, by the words no other value of the column has
+// ("Marvel", "DC"), or with their words a little apart ("no eye color");
+// words too short or framing words name no value, and a bundle that lists
+// none gets no section.
 func TestPacksShowStoredValues(t *testing.T) {
 	ix := Build(snap(t, heroes()))
 	for _, tc := range []struct {
@@ -42,6 +44,10 @@ func TestPacksShowStoredValues(t *testing.T) {
 		{"Which heroes have blue eyes?", []string{"hero/tables/colour.colour=Blue"}},
 		{"List the heroes with greeen eyes", []string{"hero/tables/colour.colour=Green"}},
 		{"Is there a hero with no gender, n/a?", nil},
+		// Named by their distinctive words, or written loosely.
+		{"How many female heroes were published by Marvel?", []string{"hero/tables/publisher.publisher_name=Marvel Comics", "hero/tables/gender.gender=Female"}},
+		{"Which publisher created more heroes: DC or Marvel Comics?", []string{"hero/tables/publisher.publisher_name=Marvel Comics", "hero/tables/publisher.publisher_name=DC Comics"}},
+		{"List the heroes with no eye color", []string{"hero/tables/colour.colour=No Colour"}},
 	} {
 		p := ix.Context(tc.question, PackOptions{Bundle: "hero", Count: tokens.Count})
 		if !slices.Equal(p.Values, tc.want) {
