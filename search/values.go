@@ -165,37 +165,30 @@ func (vi *valueIndex) match(question string) []valueMatch {
 	words := valueWords(question)
 	used := make([]bool, len(words))
 	var out []valueMatch
-	take := func(form string, typo bool, at, n int) {
-		for _, k := range vi.byForm[form] {
+	add := func(ks []int, typo bool) {
+		for _, k := range ks {
 			out = append(out, valueMatch{vi.values[k], typo})
 		}
-		for j := at; j < at+n; j++ {
-			used[j] = true
-		}
 	}
-	for n := min(vi.maxWords, len(words)); n >= 1; n-- {
-		for i := 0; i+n <= len(words); i++ {
-			if slices.Contains(used[i:i+n], true) {
-				continue
-			}
-			form := strings.Join(words[i:i+n], " ")
-			if _, ok := vi.byForm[form]; ok {
-				take(form, false, i, n)
-				continue
-			}
-			if n == 1 && len(form) >= typoLength && !questionWords.Get()[form] {
-				if near := vi.nearest(form); near != "" {
-					take(near, true, i, 1)
-				}
+	phrases(words, used, vi.maxWords, func(form string, n int) bool {
+		if ks, ok := vi.byForm[form]; ok {
+			add(ks, false)
+			return true
+		}
+		if n == 1 && len(form) >= typoLength && !questionWords.Get()[form] {
+			if near := vi.nearest(form); near != "" {
+				add(vi.byForm[near], true)
+				return true
 			}
 		}
-	}
+		return false
+	})
 	// A value of several words written loosely: each word, or one typo of
 	// a long one, in a run of the question at most two words longer ("no
 	// eye color" for 'No Colour').
 	for _, s := range vi.several {
 		if at, n, typo, ok := loosely(words, used, s.words); ok {
-			out = append(out, valueMatch{vi.values[s.value], typo})
+			add([]int{s.value}, typo)
 			for j := at; j < at+n; j++ {
 				used[j] = true
 			}
@@ -203,23 +196,28 @@ func (vi *valueIndex) match(question string) []valueMatch {
 	}
 	// A value named by its distinctive words alone ("DC" for 'DC
 	// Comics'), as a phrase of words not matched yet.
-	for n := min(vi.maxWords, len(words)); n >= 1; n-- {
+	phrases(words, used, vi.maxWords, func(form string, _ int) bool {
+		ks, ok := vi.byShort[form]
+		add(ks, false)
+		return ok
+	})
+	sort.SliceStable(out, func(a, b int) bool { return out[a].words > out[b].words })
+	return out
+}
+
+// phrases calls f with each run of words not used yet, of at most most
+// words, the longest first, and marks the run used when f takes it.
+func phrases(words []string, used []bool, most int, f func(form string, n int) bool) {
+	for n := min(most, len(words)); n >= 1; n-- {
 		for i := 0; i+n <= len(words); i++ {
-			if slices.Contains(used[i:i+n], true) {
+			if slices.Contains(used[i:i+n], true) || !f(strings.Join(words[i:i+n], " "), n) {
 				continue
 			}
-			if ks, ok := vi.byShort[strings.Join(words[i:i+n], " ")]; ok {
-				for _, k := range ks {
-					out = append(out, valueMatch{vi.values[k], false})
-				}
-				for j := i; j < i+n; j++ {
-					used[j] = true
-				}
+			for j := i; j < i+n; j++ {
+				used[j] = true
 			}
 		}
 	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].words > out[b].words })
-	return out
 }
 
 // loosely finds a value's words in the question's words not used yet,

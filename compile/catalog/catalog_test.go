@@ -124,14 +124,8 @@ func fkString(fk compile.ForeignKey) string {
 // The catalog gives comments as meanings, enum labels in order, and the
 // key paths of JSON documents found in the rows.
 func TestPostgresCommentsEnumsAndJSONPaths(t *testing.T) {
-	dsn := pgtest.Shared(t).NewDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, `
+	dsn := postgresWith(t, `
 CREATE TYPE tier AS ENUM ('Bronze', 'Silver', 'Gold');
 CREATE TABLE customers (id int PRIMARY KEY, tier tier, prefs jsonb, tags text[]);
 COMMENT ON TABLE customers IS 'One row per customer.';
@@ -140,9 +134,6 @@ CREATE TABLE orders (id int PRIMARY KEY, customer int NOT NULL REFERENCES custom
 INSERT INTO customers VALUES
   (1, 'Gold', '{"mail": {"weekly": true}, "lang": "de"}', '{a}'),
   (2, 'Bronze', '{"mail": {"daily": false}, "sizes": [1, 2]}', NULL);`)
-	if err != nil {
-		t.Fatal(err)
-	}
 	db, err := catalog.ReadPostgres(ctx, dsn, catalog.PostgresOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -221,4 +212,21 @@ func TestSQLitePathWithURICharacters(t *testing.T) {
 	if len(db.Tables) != 10 {
 		t.Errorf("%d tables", len(db.Tables))
 	}
+}
+
+// postgresWith is a new database of the test cluster holding what ddl
+// makes.
+func postgresWith(t *testing.T, ddl string) string {
+	t.Helper()
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, ddl); err != nil {
+		t.Fatal(err)
+	}
+	return dsn
 }

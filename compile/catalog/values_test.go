@@ -12,11 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/catalog"
-	"github.com/okf-tools/okf/internal/pgtest"
 	"github.com/okf-tools/okf/sqlguard"
 )
 
@@ -262,22 +259,14 @@ func TestValuesRowsBudget(t *testing.T) {
 // order, whatever the database's collation; enum columns keep their labels
 // and no values; a denied column is never read.
 func TestValuesFromPostgres(t *testing.T) {
-	dsn := pgtest.Shared(t).NewDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `
+	dsn := postgresWith(t, `
 CREATE TYPE mood AS ENUM ('sad', 'ok');
 CREATE TABLE publisher (id int PRIMARY KEY, name varchar(40), code char(3), mood mood, secret text, note text);
 INSERT INTO publisher
 SELECT i, (ARRAY['Marvel Comics', 'DC Comics', 'dark horse', 'Image'])[i % 4 + 1], (ARRAY['ab', 'c'])[i % 2 + 1],
        'ok', 'pw' || i, 'note ' || (i % 100)
-FROM generate_series(1, 1000) AS i;`); err != nil {
-		t.Fatal(err)
-	}
+FROM generate_series(1, 1000) AS i;`)
 	db, err := catalog.ReadPostgres(ctx, dsn, catalog.PostgresOptions{})
 	if err != nil {
 		t.Fatal(err)
