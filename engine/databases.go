@@ -69,24 +69,7 @@ func (d *Databases) For(tenant string) []Database {
 // show a model. Refusals and SQL errors
 // are *sqlguard.Error.
 func (d *Databases) Query(ctx context.Context, tenant, caller, name, sql string, args ...any) (*sqlguard.Result, int, error) {
-	var target *Database
-	for _, db := range d.For(tenant) {
-		if db.Name == name {
-			target = &db
-			break
-		}
-	}
-	if target == nil {
-		var names []string
-		for _, db := range d.For(tenant) {
-			names = append(names, db.Name)
-		}
-		if len(names) == 0 {
-			return nil, 0, BadRequest("no database %q: this tenant has no databases", name)
-		}
-		return nil, 0, BadRequest("no database %q: this tenant's databases are %s", name, strings.Join(names, ", "))
-	}
-	db, err := d.handle(ctx, *target)
+	db, err := d.DB(ctx, tenant, name)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -96,14 +79,20 @@ func (d *Databases) Query(ctx context.Context, tenant, caller, name, sql string,
 
 // DB returns a tenant's guarded database, opening it now if it is not open
 // yet, so that a command fails before it starts work on a database it
-// cannot reach.
+// cannot reach; a database the tenant lacks is a bad request naming those
+// it has. A nil Databases has none.
 func (d *Databases) DB(ctx context.Context, tenant, name string) (*sqlguard.DB, error) {
+	var names []string
 	for _, db := range d.For(tenant) {
 		if db.Name == name {
 			return d.handle(ctx, db)
 		}
+		names = append(names, db.Name)
 	}
-	return nil, BadRequest("no database %q for tenant %s", name, tenant)
+	if len(names) == 0 {
+		return nil, BadRequest("no database %q: this tenant has no databases", name)
+	}
+	return nil, BadRequest("no database %q: this tenant's databases are %s", name, strings.Join(names, ", "))
 }
 
 // handle returns the open guarded database, opening it on first use. The

@@ -273,9 +273,6 @@ func (t *Toolbox) call(ctx context.Context, caller, name string, args json.RawMe
 		if err != nil {
 			return Result{}, err
 		}
-		if t.Databases == nil {
-			return Result{}, BadRequest("no database %q: this tenant has no databases", in.Database)
-		}
 		values, err := t.Databases.Values(ctx, t.Tenant, caller, in.Database, in.Column, in.Text)
 		if ge, ok := sqlguard.AsError(err); ok {
 			return Result{Text: ge.Text(""), IsError: true}, nil
@@ -341,9 +338,6 @@ var ToolNames = []string{ToolManifest, ToolSearch, ToolGet, ToolContext, ToolLis
 func (t *Toolbox) Query(ctx context.Context, caller, database, sql string) (*sqlguard.Result, int, error) {
 	if strings.TrimSpace(sql) == "" {
 		return nil, 0, BadRequest("sql is empty")
-	}
-	if t.Databases == nil {
-		return nil, 0, BadRequest("no database %q: this tenant has no databases", database)
 	}
 	return t.Databases.Query(ctx, t.Tenant, caller, database, sql)
 }

@@ -52,7 +52,7 @@ type StoredValue struct {
 // goes through the guard, with run_sql's limits: a hidden column is
 // refused as it would be there.
 func (d *Databases) Values(ctx context.Context, tenant, caller, database, column, text string) ([]StoredValue, error) {
-	db, err := d.guarded(ctx, tenant, database)
+	db, err := d.DB(ctx, tenant, database)
 	if err != nil {
 		return nil, err
 	}
@@ -61,12 +61,10 @@ func (d *Databases) Values(ctx context.Context, tenant, caller, database, column
 
 // ColumnValues is Values on one guarded database, as okf values asks it.
 func ColumnValues(ctx context.Context, db *sqlguard.DB, caller, column, text string) ([]StoredValue, error) {
-	table, col, err := resolveColumn(db.Catalog(), column)
+	ref, target, err := resolveColumn(db.Catalog(), column)
 	if err != nil {
 		return nil, err
 	}
-	q := quoteIdent
-	ref, target := q(table), q(col)
 	if text == "" {
 		res, err := db.Query(ctx, caller, fmt.Sprintf("SELECT %s, count(*) AS n FROM %s WHERE %s IS NOT NULL GROUP BY %s ORDER BY n DESC, %s LIMIT %d",
 			target, ref, target, target, target, MaxValues))
@@ -99,24 +97,9 @@ func ColumnValues(ctx context.Context, db *sqlguard.DB, caller, column, text str
 	return closest(text, append(containing.Rows, sample.Rows...)), nil
 }
 
-// guarded is a tenant's guarded database, or a bad request naming the
-// tenant's databases.
-func (d *Databases) guarded(ctx context.Context, tenant, name string) (*sqlguard.DB, error) {
-	var names []string
-	for _, db := range d.For(tenant) {
-		if db.Name == name {
-			return d.handle(ctx, db)
-		}
-		names = append(names, db.Name)
-	}
-	if len(names) == 0 {
-		return nil, BadRequest("no database %q: this tenant has no databases", name)
-	}
-	return nil, BadRequest("no database %q: this tenant's databases are %s", name, strings.Join(names, ", "))
-}
-
 // resolveColumn finds "table.column" (or "schema.table.column") in a
-// database's catalog, ignoring case, and returns its names as the
+// database's catalog, ignoring case, and returns the table as a query
+// names it (schema-qualified as asked) and the column, quoted as the
 // database spells them.
 func resolveColumn(cat *sqlguard.Catalog, column string) (table, col string, err error) {
 	i := strings.LastIndexByte(column, '.')
@@ -138,9 +121,9 @@ func resolveColumn(cat *sqlguard.Catalog, column string) (table, col string, err
 			for _, c := range cat.Tables[k] {
 				if strings.ToLower(c) == wantCol {
 					if strings.Contains(want, ".") {
-						return schema + "." + name, c, nil
+						return quoteIdent(schema) + "." + quoteIdent(name), quoteIdent(c), nil
 					}
-					return name, c, nil
+					return quoteIdent(name), quoteIdent(c), nil
 				}
 			}
 			return "", "", BadRequest("table %s has no column %q; its columns are %s", name, column[i+1:], strings.Join(cat.Tables[k], ", "))
@@ -149,15 +132,8 @@ func resolveColumn(cat *sqlguard.Catalog, column string) (table, col string, err
 	return "", "", BadRequest("no table %q in this database", column[:i])
 }
 
-// quoteIdent quotes a name, or a schema-qualified one, as both engines
-// read it.
-func quoteIdent(name string) string {
-	parts := strings.Split(name, ".")
-	for i, p := range parts {
-		parts[i] = `"` + strings.ReplaceAll(p, `"`, `""`) + `"`
-	}
-	return strings.Join(parts, ".")
-}
+// quoteIdent quotes a name as both engines read it.
+func quoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
 // likeEscape escapes LIKE's wildcards and its escape character.
 func likeEscape(s string) string {

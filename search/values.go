@@ -23,8 +23,8 @@ type storedValue struct {
 
 // valueIndex holds the values of one bundle's tables by their folded
 // form, the one-word ones by length, for typos, the values a question may
-// name by their distinctive words alone, and the words of each value of
-// several.
+// name by their distinctive words alone, and the values of several words
+// by their first.
 type valueIndex struct {
 	byForm   map[string][]int // folded form → values
 	values   []storedValue
@@ -34,8 +34,9 @@ type valueIndex struct {
 	// other value of its column has ("marvel" of "Marvel Comics"), to it:
 	// "published by Marvel" means 'Marvel Comics'.
 	byShort map[string][]int
-	// several are the values of several words, with their words.
-	several []wordsOf
+	// byFirst maps the first word of each value of several words to them
+	// and their words.
+	byFirst map[string][]wordsOf
 }
 
 // wordsOf is a value of several words and its folded words.
@@ -60,7 +61,7 @@ const (
 )
 
 func (ix *Index) buildValueIndex(bundle string) *valueIndex {
-	vi := &valueIndex{byForm: map[string][]int{}, oneWord: map[int][]string{}, byShort: map[string][]int{}}
+	vi := &valueIndex{byForm: map[string][]int{}, oneWord: map[int][]string{}, byShort: map[string][]int{}, byFirst: map[string][]wordsOf{}}
 	sp, ok := ix.span(bundle)
 	if !ok {
 		return vi
@@ -91,7 +92,7 @@ func (ix *Index) buildValueIndex(bundle string) *valueIndex {
 					df[w]++
 				}
 				if len(words) > 1 {
-					vi.several = append(vi.several, wordsOf{len(vi.values), words})
+					vi.byFirst[words[0]] = append(vi.byFirst[words[0]], wordsOf{len(vi.values), words})
 				}
 				vi.byForm[form] = append(vi.byForm[form], len(vi.values))
 				vi.values = append(vi.values, storedValue{table: int(i), column: cv.Column, value: v, words: len(words)})
@@ -183,14 +184,19 @@ func (vi *valueIndex) match(question string) []valueMatch {
 		}
 		return false
 	})
-	// A value of several words written loosely: each word, or one typo of
-	// a long one, in a run of the question at most two words longer ("no
-	// eye color" for 'No Colour').
-	for _, s := range vi.several {
-		if at, n, typo, ok := loosely(words, used, s.words); ok {
-			add([]int{s.value}, typo)
-			for j := at; j < at+n; j++ {
-				used[j] = true
+	// A value of several words written loosely: its first word, then each
+	// other word, or one typo of a long one, in a run of the question at
+	// most two words longer ("no eye color" for 'No Colour').
+	for i, w := range words {
+		for _, s := range vi.byFirst[w] {
+			if used[i] {
+				break
+			}
+			if n, typo, ok := loosely(words[i:], used[i:], s.words); ok {
+				add([]int{s.value}, typo)
+				for j := i; j < i+n; j++ {
+					used[j] = true
+				}
 			}
 		}
 	}
@@ -220,34 +226,27 @@ func phrases(words []string, used []bool, most int, f func(form string, n int) b
 	}
 }
 
-// loosely finds a value's words in the question's words not used yet,
-// each exactly or, when long, with one typo, all within a run at most two
-// words longer than the value; it returns the run.
-func loosely(words []string, used []bool, value []string) (at, n int, typo, ok bool) {
-	for start := range words {
-		end := min(len(words), start+len(value)+2)
-		found, typos := 0, false
-		for _, w := range value {
-			hit := false
-			for j := start; j < end && !hit; j++ {
-				switch {
-				case used[j]:
-				case words[j] == w:
-					hit = true
-				case len(w) >= typoLength && oneEdit(words[j], w):
-					hit, typos = true, true
-				}
+// loosely reports whether the words of a value of several, the first
+// being words[0], stand in the run of words not used that starts there, at
+// most two words longer than the value, and returns the run's length.
+func loosely(words []string, used []bool, value []string) (n int, typo, ok bool) {
+	n = min(len(words), len(value)+2)
+	for _, w := range value[1:] {
+		hit := false
+		for j := 1; j < n && !hit; j++ {
+			switch {
+			case used[j]:
+			case words[j] == w:
+				hit = true
+			case len(w) >= typoLength && oneEdit(words[j], w):
+				hit, typo = true, true
 			}
-			if !hit {
-				break
-			}
-			found++
 		}
-		if found == len(value) && words[start] == value[0] || found == len(value) && len(value[0]) >= typoLength && oneEdit(words[start], value[0]) {
-			return start, end - start, typos, true
+		if !hit {
+			return 0, false, false
 		}
 	}
-	return 0, 0, false, false
+	return n, typo, true
 }
 
 // nearest is the one-word value one edit from w (a letter added, dropped
