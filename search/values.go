@@ -76,7 +76,7 @@ func (ix *Index) buildValueIndex(bundle string) *valueIndex {
 			continue
 		}
 		for _, cv := range facts.Values {
-			first := len(vi.values)
+			var column []wordsOf   // this column's values, with their words
 			df := map[string]int{} // the column's values holding each word
 			for _, at := range cv.Values {
 				v := ix.snap.Value(c, at)
@@ -91,6 +91,7 @@ func (ix *Index) buildValueIndex(bundle string) *valueIndex {
 				for _, w := range uniq(words) {
 					df[w]++
 				}
+				column = append(column, wordsOf{len(vi.values), words})
 				if len(words) > 1 {
 					vi.byFirst[words[0]] = append(vi.byFirst[words[0]], wordsOf{len(vi.values), words})
 				}
@@ -98,9 +99,9 @@ func (ix *Index) buildValueIndex(bundle string) *valueIndex {
 				vi.values = append(vi.values, storedValue{table: int(i), column: cv.Column, value: v, words: len(words)})
 				vi.maxWords = max(vi.maxWords, len(words))
 			}
-			for k := first; k < len(vi.values); k++ {
-				if short := distinctive(valueWords(vi.values[k].value), df); short != "" {
-					vi.byShort[short] = append(vi.byShort[short], k)
+			for _, w := range column {
+				if short := distinctive(w.words, df); short != "" {
+					vi.byShort[short] = append(vi.byShort[short], w.value)
 				}
 			}
 		}
