@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"github.com/okf-tools/okf/internal/identwords"
 	"os"
 	"path/filepath"
 	"slices"
@@ -168,18 +169,8 @@ func TestAbbreviations(t *testing.T) {
 		{"latms", "LatencyMs", true},
 		{"power", "PowerRatedW", false},
 	} {
-		if got := abbreviates(c.key, camelWords(c.name)); got != c.want {
+		if got := abbreviates(c.key, identwords.Split(c.name)); got != c.want {
 			t.Errorf("abbreviates(%q, %q) = %v", c.key, c.name, got)
-		}
-	}
-	for name, want := range map[string][]string{
-		"PowerRatedW":        {"power", "rated", "w"},
-		"MaintenanceCostUSD": {"maintenance", "cost", "usd"},
-		"POAIrradianceWM2":   {"poa", "irradiance", "wm2"},
-		"snake_case_name":    {"snake", "case", "name"},
-	} {
-		if got := camelWords(name); !slices.Equal(got, want) {
-			t.Errorf("camelWords(%q) = %q, want %q", name, got, want)
 		}
 	}
 	for _, c := range []struct{ name, full, inner string }{

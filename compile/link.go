@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"github.com/okf-tools/okf/internal/identwords"
 	"slices"
 	"sort"
 	"strings"
@@ -89,7 +90,7 @@ func newLinker(db *Database, gaps *Gaps) *linker {
 			}
 			for _, alias := range formerNames(c.Meaning) {
 				u := &use{table: t, column: c}
-				l.formers = append(l.formers, former{camelWords(alias), u})
+				l.formers = append(l.formers, former{identwords.Split(alias), u})
 				if a := strings.ToLower(alias); a != k {
 					l.columns[a] = append(l.columns[a], u)
 				}
@@ -99,7 +100,7 @@ func newLinker(db *Database, gaps *Gaps) *linker {
 				l.leaves[leaf] = append(l.leaves[leaf], &use{table: t, column: c, paths: []string{f.Path}})
 				for _, alias := range formerNames(f.Meaning) {
 					u := &use{table: t, column: c, paths: []string{f.Path}}
-					l.formers = append(l.formers, former{camelWords(alias), u})
+					l.formers = append(l.formers, former{identwords.Split(alias), u})
 					a := strings.ToLower(alias)
 					l.leaves[a] = append(l.leaves[a], u)
 				}
@@ -225,7 +226,7 @@ func (l *linker) columnsOf(r *Rule, text string) []*use {
 	}
 	var shared []string
 	// A former name spelled out in prose, "Power Quality Index" for
-	// what the docs once called PowerQualityIndex (camelWords lowers its
+	// what the docs once called PowerQualityIndex (identwords.Split lowers its
 	// words).
 	lower := asciiLower(text)
 	for _, f := range l.formers {
@@ -402,7 +403,7 @@ func codeLike(w string) bool {
 // failing that, whose documented former names begin with its words. It
 // returns nil unless they are all of one table.
 func (l *linker) abbreviated(name string) []*use {
-	words := camelWords(name)
+	words := identwords.Split(name)
 	if len(words) < 2 {
 		return nil
 	}
@@ -448,31 +449,6 @@ func oneTable(uses []*use) bool {
 		}
 	}
 	return len(uses) > 0
-}
-
-// camelWords splits a CamelCase name into lower-case words, keeping runs
-// of capitals together: "PowerRatedW" is power, rated, w and
-// "MaintenanceCostUSD" is maintenance, cost, usd.
-func camelWords(name string) []string {
-	rs := []rune(name)
-	var words []string
-	start := 0
-	for i := 1; i < len(rs); i++ {
-		prev, cur := rs[i-1], rs[i]
-		next := rune(0)
-		if i+1 < len(rs) {
-			next = rs[i+1]
-		}
-		split := cur == '_' || prev == '_' ||
-			unicode.IsUpper(cur) && (unicode.IsLower(prev) || unicode.IsDigit(prev)) ||
-			unicode.IsUpper(cur) && unicode.IsUpper(prev) && unicode.IsLower(next)
-		if split {
-			words = append(words, strings.ToLower(strings.Trim(string(rs[start:i]), "_")))
-			start = i
-		}
-	}
-	words = append(words, strings.ToLower(strings.Trim(string(rs[start:]), "_")))
-	return slices.DeleteFunc(words, func(w string) bool { return w == "" })
 }
 
 // abbreviates reports whether key is the words, in order, each cut to a

@@ -88,11 +88,11 @@ func TestParaphraseTargets(t *testing.T) {
 		}
 		one := all(t, outcomes)
 		search, context := one["search"], one["context"]
-		if search.N != 75 || search.Recall < 0.96 || search.MRR < 0.74 {
-			t.Errorf("mixed %v: search rule recall %.3f, MRR %.2f over %d questions; want at least 0.96 and 0.74", mixed, search.Recall, search.MRR, search.N)
+		if search.N != 75 || search.Recall < 0.965 || search.MRR < 0.78 {
+			t.Errorf("mixed %v: search rule recall %.3f, MRR %.2f over %d questions; want at least 0.965 and 0.78", mixed, search.Recall, search.MRR, search.N)
 		}
-		if context.Recall < 0.955 || context.Complete < 0.83 || context.Tokens > 1500 {
-			t.Errorf("mixed %v: context rule recall %.3f, complete %.3f, %.0f tokens; want 0.955, 0.83 and at most 1,500", mixed, context.Recall, context.Complete, context.Tokens)
+		if context.Recall < 0.965 || context.Complete < 0.85 || context.Tokens > 1500 {
+			t.Errorf("mixed %v: context rule recall %.3f, complete %.3f, %.0f tokens; want 0.965, 0.85 and at most 1,500", mixed, context.Recall, context.Complete, context.Tokens)
 		}
 	}
 }
@@ -133,12 +133,8 @@ func TestRetrievalTargets(t *testing.T) {
 	if search.N != 75 || search.Recall < 0.97 || search.MRR < 0.8 {
 		t.Errorf("search: rule recall %.3f, MRR %.2f over %d questions; want at least 0.97 and 0.8", search.Recall, search.MRR, search.N)
 	}
-	// One question of the 75, a management task that names a table and
-	// none of its rules (museum_M_3), holds its loosely related rule no
-	// more since rules are also found by their columns' meanings, which
-	// paraphrased questions need (TestParaphraseTargets).
-	if context.Recall < 0.99 || context.TRecall < 0.98 || context.CRecall < 0.97 || context.Complete < 0.90 || context.Tokens > 1500 {
-		t.Errorf("context: rule recall %.3f, table %.3f, column %.3f, complete %.3f, %.0f tokens; want 0.99, 0.98, 0.97, 0.90 and at most 1,500",
+	if context.Recall != 1 || context.TRecall < 0.98 || context.CRecall < 0.97 || context.Complete < 0.92 || context.Tokens > 1500 {
+		t.Errorf("context: rule recall %.3f, table %.3f, column %.3f, complete %.3f, %.0f tokens; want 1, 0.98, 0.97, 0.92 and at most 1,500",
 			context.Recall, context.TRecall, context.CRecall, context.Complete, context.Tokens)
 	}
 	for _, s := range []string{"raw", "navigator", "manifest", "auto"} {

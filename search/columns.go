@@ -115,7 +115,10 @@ func columnTermBytes(text string, buf []byte, fn func(term []byte)) []byte {
 
 // stem reduces an English word to a stem that its inflections share, so
 // that "manufacturer name" matches "naming the manufacturer" and "rated
-// power" matches "rate of power": plural s and ies, ing and ed, a doubled
+// power" matches "rate of power": plural s and ies; the nouns and adverbs
+// ation, ment and ly make ("installed" and "installation", "highly
+// engaged" and "high engagement": on the paraphrased train questions 84.0%
+// of packs complete without them, 85.3% with); ing and ed, a doubled
 // final consonant left by them, and a final e. It is cruder than Porter's
 // and needs to be: both sides of a match are stemmed alike. It works in
 // t's own bytes, which the tokenizer's buffer lends.
@@ -125,6 +128,14 @@ func stem(t []byte) []byte {
 		t = append(t[:len(t)-3], 'y')
 	case len(t) > 3 && t[len(t)-1] == 's' && !bytes.HasSuffix(t, []byte("ss")) && !bytes.HasSuffix(t, []byte("us")):
 		t = t[:len(t)-1]
+	}
+	switch {
+	case len(t) > 7 && bytes.HasSuffix(t, []byte("ation")):
+		t = t[:len(t)-5]
+	case len(t) > 6 && bytes.HasSuffix(t, []byte("ment")):
+		t = t[:len(t)-4]
+	case len(t) > 5 && bytes.HasSuffix(t, []byte("ly")):
+		t = t[:len(t)-2]
 	}
 	switch {
 	case len(t) > 5 && bytes.HasSuffix(t, []byte("ing")):

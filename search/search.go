@@ -13,6 +13,7 @@ package search
 import (
 	"bytes"
 	"cmp"
+	"github.com/okf-tools/okf/internal/identwords"
 	"math"
 	"runtime"
 	"slices"
@@ -1004,6 +1005,15 @@ func appendNameKeys(keys []nameKey, c *readmodel.Concept, doc int32, segment, ti
 	}
 	if !c.IsTable() {
 		phrase(c.Title)
+		if namesColumn(c.Title) {
+			name, _, _ := strings.Cut(c.Title, " (")
+			// "SensitivityData.LightSensitivity": the column's name, in
+			// words, names it.
+			col := name[strings.LastIndexByte(name, '.')+1:]
+			if words := identwords.Split(col); len(words) > 1 {
+				phrase(strings.Join(words, " "))
+			}
+		}
 	}
 	for _, a := range c.Aliases {
 		phrase(a)

@@ -61,6 +61,10 @@ func tokenize(s []byte, buf []byte, fn func(tok []byte, off int)) []byte {
 					start = i
 				}
 				tok = append(tok, c+'a'-'A')
+			case c == '.' && start >= 0 && i+1 < len(s) && isDigit(s[i-1]) && isDigit(s[i+1]):
+				// A decimal point stays in its number: "0.7" is one token,
+				// and a question keeps the threshold a rule states.
+				tok = append(tok, c)
 			default:
 				flush()
 			}
@@ -100,3 +104,5 @@ func Tokens(text string) []string {
 // textBytes is s as bytes without a copy, for tokenize, which reads its
 // input and never writes it.
 func textBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -120,3 +120,52 @@ func TestHedgingPacks(t *testing.T) {
 		t.Errorf("named pack rules %v, want the named rule first\n%s", named.Rules, named.Text)
 	}
 }
+
+// TestColumnIllustrationsNamedInWords: an illustration titled with a
+// column's name ("Inverter.PowerFactor") is named by the column's words as
+// a person writes them; a single-word column name is not a name.
+func TestColumnIllustrationsNamedInWords(t *testing.T) {
+	docs := grid()
+	docs["solar:knowledge/inverter-powerfactor.md"] = "---\ntype: Value Illustration\ntitle: Inverter.PowerFactor\n---\n\n# Definition\n\nBetween 0 and 1; below 0.9 the utility charges for reactive power.\n"
+	docs["solar:knowledge/inverter-thd.md"] = "---\ntype: Value Illustration\ntitle: Inverter.Thd\n---\n\n# Definition\n\nPercent; above 5 the output is dirty.\n"
+	s := snap(t, docs)
+	ix := Build(s)
+	_, named := ix.naming("each unit's power-factor level", 0, int32(len(s.Concepts)))
+	if len(named) != 1 || s.Concepts[named[0]].ID != "knowledge/inverter-powerfactor" {
+		t.Errorf("named %v, want the power factor illustration", named)
+	}
+	if _, named := ix.naming("the thd of each unit", 0, int32(len(s.Concepts))); len(named) != 0 {
+		t.Errorf("a one-word column name names %v", named)
+	}
+}
+
+// TestHedgingPrefersRulesToColumnIllustrations: when a question names no
+// rule and its best hits are illustrations of single columns' values, the
+// pack takes the best of them, then the rules, and only then more
+// illustrations, whose columns' rows say what they say.
+func TestHedgingPrefersRulesToColumnIllustrations(t *testing.T) {
+	docs := grid()
+	for c, gloss := range map[string]string{"PwrQualIdx": "Power Quality Index", "ThdPct": "Harmonic Distortion Percentage", "PwrFact": "Power Factor", "PwrOut": "Power Output Quality"} {
+		docs["solar:knowledge/inverter-"+strings.ToLower(c)+".md"] = "---\ntype: Value Illustration\ntitle: " + c + " (" + gloss +
+			")\n---\n\n# Definition\n\nThe inverter's " + strings.ToLower(gloss) + " reading: typical values range widely.\n"
+	}
+	ix := Build(snap(t, docs))
+	q := "How good is each inverter's power quality, given its harmonic distortion and power factor?"
+	p := ix.Context(q, PackOptions{Bundle: "solar", Count: tokens.Count})
+	if i := slices.Index(p.Rules, "solar/knowledge/giq"); i != 1 {
+		t.Errorf("pack rules %v, want the quality rule after the best illustration\n%s", p.Rules, p.Text)
+	}
+}
+
+// TestDecimalsAndWordFormsMatch: a threshold is one token, as the rule and
+// the question both write it, and a word's derived forms share a stem.
+func TestDecimalsAndWordFormsMatch(t *testing.T) {
+	if got := Tokens("a score above 0.7. Then 3.x"); !slices.Equal(got, []string{"a", "score", "above", "0.7", "then", "3", "x"}) {
+		t.Errorf("tokens %q", got)
+	}
+	for _, pair := range [][2]string{{"installed", "installation"}, {"engaged", "engagement"}, {"highly", "high"}, {"monthly", "months"}} {
+		if a, b := string(stem([]byte(pair[0]))), string(stem([]byte(pair[1]))); a != b {
+			t.Errorf("stem(%q) = %q, stem(%q) = %q", pair[0], a, pair[1], b)
+		}
+	}
+}
