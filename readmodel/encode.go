@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -232,9 +233,9 @@ func appendFacts(b []byte, t *TableFacts, r *RuleFacts) []byte {
 			b = appendString(b, fk.Concept)
 			b = appendStrings(b, fk.RefColumns)
 		}
-		// Only tables that list values carry them: the others encode,
-		// and hash, as they did before tables had values.
-		if len(t.Values) > 0 {
+		// Only tables that list values or JSON fields carry them: the
+		// others encode, and hash, as they did before tables had them.
+		if len(t.Values) > 0 || len(t.Fields) > 0 {
 			b = binary.AppendUvarint(b, uint64(len(t.Values)))
 			for _, v := range t.Values {
 				b = appendString(b, v.Column)
@@ -250,6 +251,14 @@ func appendFacts(b []byte, t *TableFacts, r *RuleFacts) []byte {
 				}
 			}
 		}
+		if len(t.Fields) > 0 {
+			b = binary.AppendUvarint(b, uint64(len(t.Fields)))
+			for _, f := range t.Fields {
+				b = appendString(b, f.Path)
+				b = binary.AppendUvarint(b, uint64(f.Meaning[0]))
+				b = binary.AppendUvarint(b, uint64(f.Meaning[1]))
+			}
+		}
 	case r != nil:
 		b = append(b, ruleTag)
 		b = binary.AppendUvarint(b, uint64(len(r.Uses)))
@@ -259,6 +268,12 @@ func appendFacts(b []byte, t *TableFacts, r *RuleFacts) []byte {
 			b = appendStrings(b, u.Through)
 		}
 		b = appendStrings(b, r.DependsOn)
+		// Likewise only rules that name JSON paths carry them.
+		if slices.ContainsFunc(r.Uses, func(u ColumnUse) bool { return len(u.Paths) > 0 }) {
+			for _, u := range r.Uses {
+				b = appendStrings(b, u.Paths)
+			}
+		}
 	}
 	return b
 }
@@ -311,6 +326,12 @@ func decodeFacts(part string) (*TableFacts, *RuleFacts, error) {
 				v.Values = items(r, func(sp *Span) { *sp = Span{r.offset(), r.offset()} })
 			})
 		}
+		if r.rest != "" {
+			t.Fields = items(r, func(f *Field) {
+				f.Path = r.string()
+				f.Meaning = Span{r.offset(), r.offset()}
+			})
+		}
 	case queryTag:
 		_, err := decodeQuery(part)
 		return nil, nil, err
@@ -320,6 +341,11 @@ func decodeFacts(part string) (*TableFacts, *RuleFacts, error) {
 			u.Concept, u.Columns, u.Through = r.string(), r.strings(), r.strings()
 		})
 		rf.DependsOn = r.strings()
+		if r.rest != "" {
+			for i := range rf.Uses {
+				rf.Uses[i].Paths = r.strings()
+			}
+		}
 	default:
 		return nil, nil, fmt.Errorf("unknown facts tag %q", part[0])
 	}

@@ -25,6 +25,22 @@ type TableFacts struct {
 	// Values are the lines of the Values and Enum values sections: the
 	// values a column stores, as the database spells them.
 	Values []ColumnValues `json:"values,omitempty"`
+	// Fields are the lines of the JSON fields section: the documented
+	// paths inside a column that holds JSON, "col.key.leaf", and their
+	// meanings.
+	Fields []Field `json:"fields,omitempty"`
+}
+
+// Field is one documented path inside a JSON column.
+type Field struct {
+	Path    string `json:"path"`
+	Meaning Span   `json:"meaning"`
+}
+
+// Column returns the column a field's path is inside.
+func (f Field) Column() string {
+	col, _, _ := strings.Cut(f.Path, ".")
+	return col
 }
 
 // ColumnValues are the values a table concept lists for one column.
@@ -96,6 +112,9 @@ type ColumnUse struct {
 	// Concept is the id of the table's concept.
 	Concept string   `json:"concept"`
 	Columns []string `json:"columns,omitempty"`
+	// Paths are the JSON paths inside those columns the rule names, as
+	// "col.key.leaf"; a JSON column listed without any it uses whole.
+	Paths []string `json:"paths,omitempty"`
 	// Through are the ids of the rules the rule reaches these columns
 	// through; empty when it names them itself.
 	Through []string `json:"through,omitempty"`
@@ -242,7 +261,32 @@ func readTable(d *okf.Document, targets map[int][]string) *TableFacts {
 			}
 		})
 	}
+	eachLine(d, "json_fields", func(line string, off, _ int) {
+		if f, ok := parseField(line, off); ok {
+			t.Fields = append(t.Fields, f)
+		}
+	})
 	return t
+}
+
+// parseField reads a list item of a JSON fields section, "* `col.path`:
+// meaning", whose body offset is off.
+func parseField(line string, off int) (Field, bool) {
+	rest, ok := strings.CutPrefix(line, "* ")
+	if !ok || !strings.HasPrefix(rest, "`") {
+		return Field{}, false
+	}
+	at := len(line) - len(rest)
+	path, next, ok := readCode(rest, 0)
+	if !ok || !strings.Contains(path, ".") || strings.HasPrefix(path, ".") {
+		return Field{}, false
+	}
+	f := Field{Path: path}
+	if meaning, ok := strings.CutPrefix(rest[next:], ": "); ok {
+		start := off + at + next + 2
+		f.Meaning = span(start, start+len(strings.TrimRight(meaning, " ")))
+	}
+	return f, true
 }
 
 // maxListedValues bounds the values one line lists, as a document may be
@@ -480,8 +524,12 @@ func parseUse(line string, targets []string) (ColumnUse, bool) {
 			depth += strings.Count(x.text, "(") - strings.Count(x.text, ")")
 			through = through || depth == 0 && strings.Contains(x.text, "through ")
 		case codeSpan:
-			if depth == 0 && !through {
+			switch {
+			case through:
+			case depth == 0:
 				u.Columns = append(u.Columns, x.text)
+			case strings.Contains(x.text, "."):
+				u.Paths = append(u.Paths, x.text)
 			}
 		case link:
 			if through && links < len(targets) && targets[links] != "" {

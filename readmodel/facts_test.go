@@ -125,7 +125,7 @@ var modelRuleFacts = map[string]*RuleFacts{
 		DependsOn: []string{"knowledge/line-revenue"},
 	},
 	"knowledge/late-shipment": {Uses: []ColumnUse{{Concept: "tables/shipments", Columns: []string{"shippeddt", "promisedt"}}}},
-	"knowledge/gift-order":    {Uses: []ColumnUse{{Concept: "tables/orders", Columns: []string{"attrs"}}}},
+	"knowledge/gift-order":    {Uses: []ColumnUse{{Concept: "tables/orders", Columns: []string{"attrs"}, Paths: []string{"attrs.gift.wrapped"}}}},
 }
 
 // compiled renders a model with compile's renderer and reads its documents
@@ -263,5 +263,41 @@ func TestValuesFacts(t *testing.T) {
 	// The facts decode to what was read.
 	if again := s.Concepts[0].Table(); !reflect.DeepEqual(again.Values, facts.Values) {
 		t.Errorf("decoded %+v", again.Values)
+	}
+}
+
+// TestJSONFieldsFacts: the JSON fields section of a table concept lists the
+// documented paths inside its JSON columns with their meanings, with or
+// without stored values beside them; a rule's Columns used names the paths
+// it reads in brackets after their column.
+func TestJSONFieldsFacts(t *testing.T) {
+	schema := "---\ntype: PostgreSQL Table\n---\n\n# Schema\n\n| Column | Type | Key | Meaning |\n|---|---|---|---|\n| `id` | int | primary key | id |\n| `prop` | jsonb |  | housing facts |\n\n"
+	fields := "# JSON fields\n\n* `prop.own`: ownership (Rent, Own).\n* `prop.mortgage.balance`: balance owed\n* `noPath`: not a field\n* `prop.bare`\n"
+	rule := "---\ntype: Calculation\ntitle: Housing\n---\n\n# Definition\n\nx\n\n# Columns used\n\n* [homes](/tables/homes.md): `prop` (`prop.own`, `prop.mortgage.balance`), `id`\n"
+	for name, table := range map[string]string{
+		"fields":            schema + fields,
+		"values and fields": schema + "# Values\n\n* `id`: '1'\n\n" + fields,
+	} {
+		s, _ := Build("t", []Doc{{Bundle: "b", Path: "tables/homes.md", Content: []byte(table)}, {Bundle: "b", Path: "knowledge/housing.md", Content: []byte(rule)}})
+		var home, housing *Concept
+		for i := range s.Concepts {
+			switch s.Concepts[i].ID {
+			case "tables/homes":
+				home = &s.Concepts[i]
+			case "knowledge/housing":
+				housing = &s.Concepts[i]
+			}
+		}
+		var got []string
+		for _, f := range home.Table().Fields {
+			got = append(got, f.Column()+" "+f.Path+": "+s.Text(home, f.Meaning))
+		}
+		want := []string{"prop prop.own: ownership (Rent, Own).", "prop prop.mortgage.balance: balance owed", "prop prop.bare: "}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: fields %q, want %q", name, got, want)
+		}
+		if u := housing.Rule().Uses; len(u) != 1 || !slices.Equal(u[0].Columns, []string{"prop", "id"}) || !slices.Equal(u[0].Paths, []string{"prop.own", "prop.mortgage.balance"}) {
+			t.Errorf("%s: uses %+v", name, u)
+		}
 	}
 }

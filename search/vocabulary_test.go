@@ -169,3 +169,36 @@ func TestDecimalsAndWordFormsMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestPacksShowJSONFields: a pack that shows a JSON column a rule uses
+// shows the documented fields the rule reads, with their meanings and the
+// values they list, under the column's row: every field when the rule uses
+// the column whole, the named paths when it names them. The fields say
+// what the column holds, so its row drops its meaning.
+func TestPacksShowJSONFields(t *testing.T) {
+	table := "---\ntype: PostgreSQL Table\ngrain: id\n---\n\n# Schema\n\n| Column | Type | Key | Meaning |\n|---|---|---|---|\n" +
+		"| `id` | integer | primary key | customer |\n| `housing` | jsonb |  | JSONB column. Bundles the housing facts. |\n\n" +
+		"# JSON fields\n\n* `housing.tenure`: An enum (Tenure_enum) describing ownership (Rent, Living with Parents, Own).\n" +
+		"* `housing.mortgage.balance`: A DECIMAL(15,2) mortgage balance.\n"
+	rule := func(title, def, uses string) string {
+		return "---\ntype: Calculation\ntitle: " + title + "\n---\n\n# Definition\n\n" + def + "\n\n# Columns used\n\n* [homes](/tables/homes.md): " + uses + "\n"
+	}
+	docs := map[string]string{
+		"b:tables/homes.md":       table,
+		"b:knowledge/housing.md":  rule("Housing Cost", "Rent paid, or what owners pay monthly.", "`housing`"),
+		"b:knowledge/mortgage.md": rule("Mortgage Load", "The balance still owed.", "`housing` (`housing.mortgage.balance`)"),
+	}
+	ix := Build(snap(t, docs))
+	whole := ix.Context("What is the Housing Cost of each customer?", PackOptions{Bundle: "b", Count: tokens.Count})
+	want := "- `housing` jsonb\n  - `tenure`: describing ownership (Rent, Living with Parents, Own).\n  - `mortgage.balance`: mortgage balance.\n"
+	if !strings.Contains(whole.Text, want) {
+		t.Errorf("a rule using the column whole: pack\n%s\nwant\n%s", whole.Text, want)
+	}
+	// A pack takes the best rule hit besides the rules a question names:
+	// without Housing Cost, the named rule is the pack's one use of the column.
+	delete(docs, "b:knowledge/housing.md")
+	named := Build(snap(t, docs)).Context("What is the Mortgage Load of each customer?", PackOptions{Bundle: "b", Count: tokens.Count})
+	if want := "- `housing` jsonb\n  - `mortgage.balance`: mortgage balance.\n"; !strings.Contains(named.Text, want) || strings.Contains(named.Text, "tenure") {
+		t.Errorf("a rule naming a path: pack\n%s\nwant\n%s", named.Text, want)
+	}
+}
