@@ -36,6 +36,9 @@ type Config struct {
 	AuditLog string `yaml:"audit_log"`
 	Serve    Serve  `yaml:"serve"` // okf serve: tokens, tenants' databases, limits (serve.go)
 	Agent    Agent  `yaml:"agent"` // okf ask, chat, runs, doctor: models and runs (agent.go)
+	// Embeddings, when set, adds dense similarity to search
+	// (embeddings.go); nil ranks by BM25 alone.
+	Embeddings *Embeddings `yaml:"embeddings"`
 }
 
 // AuditPath returns AuditLog resolved against the configuration file's
@@ -160,7 +163,23 @@ func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	if err := cfg.check(lookup); err != nil {
 		return nil, err
 	}
+	if cfg.Embeddings != nil {
+		cfg.Embeddings.Line = keyLine(doc, "embeddings")
+		if err := cfg.Embeddings.check(lookup); err != nil {
+			return nil, err
+		}
+	}
 	return &cfg, nil
+}
+
+// keyLine is the line of a key of a mapping, 0 when it has none.
+func keyLine(n *yaml.Node, key string) int {
+	for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i].Line
+		}
+	}
+	return 0
 }
 
 func mappingValue(n *yaml.Node, key string) *yaml.Node {

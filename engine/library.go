@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/okf-tools/okf/embed"
 	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/search"
 	"github.com/okf-tools/okf/store"
@@ -31,6 +32,11 @@ type View struct {
 	Diagnostics []readmodel.Diagnostic
 
 	staleable []int // concepts with a stale_after date
+
+	// emb, when set, embeds the view's questions, and vectors are its
+	// concepts' (dense.go); both are set before the index is built.
+	emb     *Embeddings
+	vectors [][]float32
 }
 
 // NewView is the view of a snapshot compiled outside a library: one
@@ -39,7 +45,13 @@ func NewView(tenant string, snap *readmodel.Snapshot) *View { return newView(ten
 
 func newView(tenant string, snap *readmodel.Snapshot, commit int64, diags []readmodel.Diagnostic) *View {
 	v := &View{Tenant: tenant, Snap: snap, Commit: commit, Diagnostics: diags}
-	v.index = sync.OnceValue(func() *search.Index { return search.Build(snap) })
+	v.index = sync.OnceValue(func() *search.Index {
+		ix := search.Build(snap)
+		if v.vectors != nil {
+			ix.SetVectors(v.vectors)
+		}
+		return ix
+	})
 	for i := range snap.Concepts {
 		if snap.Concepts[i].StaleAfter != "" {
 			v.staleable = append(v.staleable, i)
@@ -48,10 +60,14 @@ func newView(tenant string, snap *readmodel.Snapshot, commit int64, diags []read
 	return v
 }
 
-// servedView is a view a library serves: its index is built before the
-// first request, which would otherwise wait for it.
-func servedView(tenant string, snap *readmodel.Snapshot, commit int64, diags []readmodel.Diagnostic) *View {
+// servedView is a view a library serves: its concepts have their vectors
+// when the library has embeddings (from cache), and its index is built
+// before the first request, which would otherwise wait for it.
+func (l *Library) servedView(ctx context.Context, tenant string, snap *readmodel.Snapshot, commit int64, diags []readmodel.Diagnostic, cache embed.Cache) *View {
 	v := newView(tenant, snap, commit, diags)
+	if l.emb != nil {
+		v.emb, v.vectors = l.emb, l.emb.fill(ctx, tenant, snap, cache)
+	}
 	v.Index()
 	return v
 }
@@ -89,6 +105,7 @@ var ErrNoTenant = errors.New("no such tenant here")
 type Library struct {
 	st     store.Store // nil for a folder
 	folder string      // the one tenant of a folder library
+	emb    *Embeddings // nil ranks by BM25 alone
 
 	mu      sync.Mutex
 	tenants map[string]*tenantState
@@ -101,19 +118,35 @@ type tenantState struct {
 	// good holds, for a folder, the last bytes of each document that
 	// compiled without a diagnostic, by bundle and path.
 	good map[docKey][]byte
+	// vectors is a folder's embedding cache, which lives as long as the
+	// library: a reload embeds only the concepts that changed.
+	vectors *embed.Memory
 }
 
 type docKey struct{ bundle, path string }
 
+// LibraryOption sets up a library.
+type LibraryOption func(*Library)
+
+// WithEmbeddings ranks a library's searches by meaning too (dense.go).
+func WithEmbeddings(e *Embeddings) LibraryOption { return func(l *Library) { l.emb = e } }
+
 // NewStoreLibrary serves every tenant of a store.
-func NewStoreLibrary(st store.Store) *Library {
-	return &Library{st: st, tenants: map[string]*tenantState{}}
+func NewStoreLibrary(st store.Store, opts ...LibraryOption) *Library {
+	l := &Library{st: st, tenants: map[string]*tenantState{}}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
 }
 
 // NewFolderLibrary serves documents read from a folder as one tenant;
 // Reload replaces them.
-func NewFolderLibrary(tenant string, docs []readmodel.Doc) (*Library, readmodel.Stats) {
+func NewFolderLibrary(tenant string, docs []readmodel.Doc, opts ...LibraryOption) (*Library, readmodel.Stats) {
 	l := &Library{folder: tenant, tenants: map[string]*tenantState{}}
+	for _, o := range opts {
+		o(l)
+	}
 	st := l.Reload(docs)
 	return l, st
 }
@@ -175,7 +208,10 @@ func (l *Library) Reload(docs []readmodel.Doc) readmodel.Stats {
 		}
 	}
 	ts.good = good
-	ts.view.Store(servedView(l.folder, snap, 0, st.Diagnostics))
+	if ts.vectors == nil {
+		ts.vectors = embed.NewMemory()
+	}
+	ts.view.Store(l.servedView(context.Background(), l.folder, snap, 0, st.Diagnostics, ts.vectors))
 	return st
 }
 
@@ -223,7 +259,7 @@ func (l *Library) refresh(ctx context.Context, tenant string, ts *tenantState, h
 	if err != nil {
 		return nil, err
 	}
-	v := servedView(tenant, snap, at, diags)
+	v := l.servedView(ctx, tenant, snap, at, diags, embed.StoreCache(l.st, tenant))
 	ts.view.Store(v)
 	return v, nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -64,8 +65,9 @@ type SearchRequest struct {
 	NoExpand bool
 }
 
-// Search ranks the view's concepts for a query.
-func Search(v *View, r SearchRequest) ([]search.Hit, error) {
+// Search ranks the view's concepts for a query; with embeddings, it
+// embeds the query (or finds it among the recent ones) first.
+func Search(ctx context.Context, v *View, r SearchRequest) ([]search.Hit, error) {
 	switch {
 	case strings.TrimSpace(r.Query) == "":
 		return nil, BadRequest("the query is empty")
@@ -77,7 +79,7 @@ func Search(v *View, r SearchRequest) ([]search.Hit, error) {
 	if err := checkBundle(v, r.Bundle); err != nil {
 		return nil, err
 	}
-	return v.Index().Search(r.Query, search.Options{K: r.K, Bundle: r.Bundle, NoExpand: r.NoExpand}), nil
+	return v.Index().Search(r.Query, search.Options{K: r.K, Bundle: r.Bundle, NoExpand: r.NoExpand, QueryVector: v.queryVector(ctx, r.Query)}), nil
 }
 
 // SearchHeader heads the rows a search returns: the manifest columns and
@@ -209,8 +211,9 @@ type ContextRequest struct {
 	Bundle   string // only this bundle; "" for all
 }
 
-// Context builds a context pack within the budget.
-func Context(v *View, r ContextRequest) (search.Pack, error) {
+// Context builds a context pack within the budget; with embeddings, it
+// embeds the question first, as Search does.
+func Context(ctx context.Context, v *View, r ContextRequest) (search.Pack, error) {
 	switch {
 	case strings.TrimSpace(r.Question) == "":
 		return search.Pack{}, BadRequest("the question is empty")
@@ -222,7 +225,8 @@ func Context(v *View, r ContextRequest) (search.Pack, error) {
 	if err := checkBundle(v, r.Bundle); err != nil {
 		return search.Pack{}, err
 	}
-	return v.Index().Context(r.Question, search.PackOptions{Budget: r.Budget, Bundle: r.Bundle, Count: tokens.Count}), nil
+	return v.Index().Context(r.Question, search.PackOptions{Budget: r.Budget, Bundle: r.Bundle, Count: tokens.Count,
+		QueryVector: v.queryVector(ctx, r.Question)}), nil
 }
 
 // checkBundle refuses a bundle filter that names no bundle of the view.

@@ -226,7 +226,7 @@ func (t *Toolbox) call(ctx context.Context, caller, name string, args json.RawMe
 		})
 	case ToolSearch:
 		return read(ctx, t, name, args, func(in SearchInput, v *View) (Result, error) {
-			hits, err := Search(v, SearchRequest{Query: in.Query, K: in.K, Bundle: in.Bundle})
+			hits, err := Search(ctx, v, SearchRequest{Query: in.Query, K: in.K, Bundle: in.Bundle})
 			return Result{Text: SearchText(v, hits, t.now())}, err
 		})
 	case ToolGet:
@@ -243,7 +243,7 @@ func (t *Toolbox) call(ctx context.Context, caller, name string, args json.RawMe
 			if in.Budget == 0 {
 				in.Budget = t.ContextBudget
 			}
-			p, err := Context(v, ContextRequest{Question: in.Question, Budget: in.Budget})
+			p, err := Context(ctx, v, ContextRequest{Question: in.Question, Budget: in.Budget})
 			r := Result{Text: p.Text}
 			for _, ref := range append(slices.Clone(p.Rules), p.Tables...) {
 				r.Concepts = appendNew(r.Concepts, ref)

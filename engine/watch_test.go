@@ -51,7 +51,7 @@ func TestWatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hits, err := Search(v, SearchRequest{Query: q})
+		hits, err := Search(context.Background(), v, SearchRequest{Query: q})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,6 +52,9 @@ type PackOptions struct {
 	Examples        int
 	ExampleCoverage float64
 	ExampleTables   float64
+	// QueryVector is the question's embedding, for the search that finds
+	// the pack's rules and tables (Options.QueryVector).
+	QueryVector []float32
 }
 
 // Pack is the knowledge a question most likely needs, in one text.
@@ -181,7 +184,7 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 	if bundle == "" {
 		return p.finish(sel, nil)
 	}
-	hits := ix.Search(question, Options{K: 4 * nRules, Bundle: bundle, NoExpand: true, noPos: true})
+	hits := ix.Search(question, Options{K: 4 * nRules, Bundle: bundle, NoExpand: true, noPos: true, QueryVector: o.QueryVector})
 
 	// First the rules the question names and its best rule hit, each with
 	// the rules it depends on and the columns they use; then the columns

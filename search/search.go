@@ -105,6 +105,8 @@ type Index struct {
 	titleWords map[uint64][]int32
 	titleLen   []uint8
 	cover      float32 // Weights.Cover
+
+	dense *denseIndex // the concepts' embeddings (dense.go); nil without
 }
 
 // span is the run [lo, hi) of the concepts of one bundle.
@@ -543,6 +545,9 @@ type Options struct {
 	Bundle string
 	// NoExpand turns the link expansion off.
 	NoExpand bool
+	// QueryVector is the query's embedding, fused with BM25 when the
+	// index has vectors (dense.go); nil ranks by BM25 alone.
+	QueryVector []float32
 
 	// noPos leaves Hit.Pos at -1: context packs and routing only rank,
 	// and finding the position reads each hit's body.
@@ -629,6 +634,9 @@ func (ix *Index) Search(query string, o Options) []Hit {
 			tf := float64(p.tf)
 			scores[p.doc] += idf * tf * (k1 + 1) / (tf + float64(norm[p.doc]))
 		}
+	}
+	if ix.dense != nil && o.QueryVector != nil {
+		cands = ix.fuseDense(o.QueryVector, lo, hi, scores, cands)
 	}
 	if ix.layers != nil {
 		for _, d := range cands {

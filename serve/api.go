@@ -164,7 +164,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request, tenant string
 	if err != nil {
 		return err
 	}
-	hits, err := engine.Search(v, req)
+	hits, err := engine.Search(r.Context(), v, req)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (s *Server) apiContext(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return err
 	}
-	p, err := engine.Context(v, engine.ContextRequest{Question: q.Get("q"), Budget: budget})
+	p, err := engine.Context(r.Context(), v, engine.ContextRequest{Question: q.Get("q"), Budget: budget})
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,52 @@ func checkName(name, punct string) error {
 	return nil
 }
 
+// MaxEmbeddingBytes bounds one vector of an embedding cache: 16,384
+// float32 dimensions, four times the widest model okf has seen.
+const MaxEmbeddingBytes = 64 << 10
+
+// ValidateModel checks the name an embedding cache keeps a model's
+// vectors under, as endpoints name models ("text-embedding-3-small",
+// "nomic-ai/nomic-embed-text-v1.5", "mxbai-embed-large:latest"): 1 to
+// 128 ASCII letters, digits and . _ - : / @ +, a letter or digit first.
+func ValidateModel(name string) error {
+	if err := checkModel(name); err != nil {
+		return Invalidf("embedding model %q: %v", name, err)
+	}
+	return nil
+}
+
+func checkModel(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("empty name")
+	case len(name) > 128:
+		return fmt.Errorf("%d bytes, at most 128", len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || !strings.ContainsRune("._-:/@+", rune(c))) {
+			return fmt.Errorf("character %q at offset %d is not allowed", c, i)
+		}
+	}
+	return nil
+}
+
+// ValidateEmbeddingKey checks a key of an embedding cache: the lowercase
+// hex SHA-256 of the text embedded, as Hash writes it.
+func ValidateEmbeddingKey(key string) error {
+	if len(key) != 64 {
+		return Invalidf("embedding key %.80q: %d characters, want a SHA-256 in 64 hex digits", key, len(key))
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return Invalidf("embedding key %q: character %q at offset %d is not a lowercase hex digit", key, c, i)
+		}
+	}
+	return nil
+}
+
 // ValidatePath checks a document path: relative, slash-separated, valid
 // UTF-8 without control characters, no empty segment and no segment that
 // starts with a dot (so no "." or "..", and no hidden files, which a bundle

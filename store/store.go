@@ -92,6 +92,19 @@ type Store interface {
 	// Snapshot returns the snapshot of the newest commit that has one.
 	Snapshot(ctx context.Context, tenant string) (commitID int64, digest string, blob []byte, err error)
 
+	// Embeddings returns what a tenant's embedding cache holds for a
+	// model (ValidateModel) of the keys given (ValidateEmbeddingKey: the
+	// hex digest of the text embedded), by key; keys it lacks are left
+	// out. A tenant without a cache reads as empty.
+	Embeddings(ctx context.Context, tenant, model string, keys []string) (map[string][]byte, error)
+
+	// PutEmbeddings keeps vectors in a tenant's embedding cache for a
+	// model, by key, replacing those of the same keys. A vector is 1 to
+	// MaxEmbeddingBytes bytes, opaque to the store (package embed writes
+	// little-endian float32). The cache is not part of the history: it
+	// makes no commit.
+	PutEmbeddings(ctx context.Context, tenant, model string, vecs map[string][]byte) error
+
 	// Close releases the handle.
 	Close() error
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/okf-tools/okf/embed"
 	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/internal/perf"
@@ -27,6 +28,8 @@ func newBenchCmd(e *env) *cobra.Command {
 
 		bundles   string
 		questions []string
+
+		opts perf.Options
 	)
 	c := &cobra.Command{
 		Use:   "bench",
@@ -45,14 +48,29 @@ BIRD JSON lines) without naming a bundle, as a server is asked: index
 build, search and context pack latency (p50, p99, warm) and the mean
 tokens of a pack.
 
+With --embeddings, it also embeds each size's catalogue through a scripted
+embeddings server started in the process (the OpenAI wire format, vectors of
+--embedding-dims dimensions hashed from the words, no model) and reports what
+an endpoint would bill (calls, tokens) and the time okf adds: embedding every
+concept, reusing every vector from the cache, giving the index its vectors,
+embedding a question, and search and context packs with the question's vector
+fused.
+
 With --write, it measures nothing: it writes the catalogue of one size as a
 folder of bundles, to compile, draw or serve like any other.`,
 		Example: `  okf bench
   okf bench --sizes 500,5000 --json
+  okf bench --sizes 5000 --embeddings --embedding-dims 768
   okf bench --bundles ./bundles --questions questions.jsonl --rounds 20
   okf bench --sizes 20000 --write catalogue && okf graph catalogue -o catalogue.html`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if opts.Embeddings && (write != "" || bundles != "" || len(questions) > 0) {
+				return usageError("--embeddings measures the synthetic catalogue: give it without --write, --bundles and --questions")
+			}
+			if opts.EmbedDims <= 0 || opts.EmbedDims > embed.MaxDimensions {
+				return usageError("--embedding-dims: %d is not 1 to %d", opts.EmbedDims, embed.MaxDimensions)
+			}
 			if write != "" {
 				return writeCatalogue(e, write, sizes)
 			}
@@ -60,7 +78,7 @@ folder of bundles, to compile, draw or serve like any other.`,
 				return benchTenant(e, bundles, questions, rounds, asJSON)
 			}
 			if one > 0 {
-				r, err := perf.Run(one, rounds)
+				r, err := perf.RunWith(one, rounds, opts)
 				if err != nil {
 					return err
 				}
@@ -76,7 +94,11 @@ folder of bundles, to compile, draw or serve like any other.`,
 					return usageError("--sizes: %d is not a positive size", n)
 				}
 				fmt.Fprintf(e.stderr, "bench: %d concepts...\n", n)
-				cmd := exec.Command(self, "bench", "--one", strconv.Itoa(n), "--rounds", strconv.Itoa(rounds))
+				args := []string{"bench", "--one", strconv.Itoa(n), "--rounds", strconv.Itoa(rounds)}
+				if opts.Embeddings {
+					args = append(args, "--embeddings", "--embedding-dims", strconv.Itoa(opts.EmbedDims))
+				}
+				cmd := exec.Command(self, args...)
 				var out bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, e.stderr
 				if err := cmd.Run(); err != nil {
@@ -98,6 +120,17 @@ folder of bundles, to compile, draw or serve like any other.`,
 					r.Concepts, float64(r.CorpusBytes)/1e6, r.CompileMS, float64(r.SnapshotBytes)/1e6, r.IndexBuildMS,
 					r.QueryP50MS, r.QueryP99MS, 1000*r.GetP50MS, r.ContextP50MS, r.ImportPeakRSSMB, r.ServePeakRSSMB, r.ManifestTokens, r.BundleTokens, r.RowTokens)
 			}
+			if err := tw.Flush(); err != nil || !opts.Embeddings {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "\nembeddings (%d dimensions, a scripted server):\n", opts.EmbedDims)
+			tw = tabwriter.NewWriter(e.stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "concepts\tcalls\ttokens\tembed ms\treuse ms\tset vectors ms\tvectors MB\tquestion p50 ms\tquery p50 ms\tquery p99 ms\tcontext p50 ms\t")
+			for _, r := range results {
+				m := r.Embeddings
+				fmt.Fprintf(tw, "%d\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t\n", r.Concepts, m.Calls, m.Tokens, m.EmbedMS, m.ReuseMS,
+					m.SetVectorsMS, m.VectorsMB, m.QuestionP50MS, m.QueryP50MS, m.QueryP99MS, m.ContextP50MS)
+			}
 			return tw.Flush()
 		},
 	}
@@ -108,6 +141,8 @@ folder of bundles, to compile, draw or serve like any other.`,
 	f.StringVar(&bundles, "bundles", "", "measure this folder of bundles, asked --questions, instead of a synthetic catalogue")
 	f.StringArrayVar(&questions, "questions", nil, "a question set (JSON lines) to ask the --bundles; repeat to combine sets")
 	f.StringVar(&write, "write", "", "write the catalogue of one --sizes to this new folder, as bundles, instead of measuring")
+	f.BoolVar(&opts.Embeddings, "embeddings", false, "also measure embeddings, through a scripted server in this process: calls, tokens, added build and query time")
+	f.IntVar(&opts.EmbedDims, "embedding-dims", perf.DefaultEmbedDims, "with --embeddings, the vectors' dimensions")
 	f.IntVar(&one, "one", 0, "measure one size in this process (used by bench itself)")
 	_ = f.MarkHidden("one")
 	return c

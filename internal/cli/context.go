@@ -38,7 +38,7 @@ what the context tool answers; read more with okf get.`,
 				return err
 			}
 			req.Question = args[0]
-			pack, err := engine.Context(v, req)
+			pack, err := engine.Context(c.Context(), v, req)
 			if err != nil {
 				return usageError("%v", err)
 			}

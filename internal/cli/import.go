@@ -12,14 +12,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf"
+	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/store"
 )
 
 func newImportCmd(e *env) *cobra.Command {
 	var (
-		sf      storeFlags
-		bundle  string
-		message string
+		sf         storeFlags
+		bundle     string
+		message    string
+		configPath string
 	)
 	c := &cobra.Command{
 		Use:   "import <dir>",
@@ -37,7 +39,11 @@ in <dir> are left alone.
 
 Documents are compared by content hash, so importing an unchanged folder makes
 no commit and costs no recompile. Nothing is written unless every file is
-readable and every name is valid.`,
+readable and every name is valid.
+
+When okf.yaml names an embeddings model, import also gives each concept of
+the tenant its vector, kept in the store: only the concepts whose text is new
+are embedded, and the cost is printed (calls, tokens, vectors reused).`,
 		Example: `  okf import ./bundles                      # each subfolder a bundle
   okf import ./docs/sales --bundle sales    # the folder itself as one bundle
   okf import ./bundles --tenant acme --store postgres://okf@db/okf`,
@@ -59,6 +65,10 @@ readable and every name is valid.`,
 			if err != nil {
 				return err
 			}
+			embedder, err := importEmbeddings(e, configPath, c.Flags().Changed("config"))
+			if err != nil {
+				return err
+			}
 			if message == "" {
 				message = "import " + filepath.Clean(dir)
 			}
@@ -75,13 +85,21 @@ readable and every name is valid.`,
 			if err := printImport(e, sf.tenant, bundles, commit); err != nil {
 				return err
 			}
-			if commit.Changed {
+			if commit.Changed || embedder != nil && commit.ID > 0 {
 				// Compile the read model now, so readers do not pay for it.
 				snap, err := headSnapshot(ctx, st, sf.tenant)
 				if err != nil {
 					return fmt.Errorf("commit %d is stored, but compiling its read model failed: %w", commit.ID, err)
 				}
-				fmt.Fprintf(e.stderr, "snapshot %s: %d bundles, %d concepts\n", snap.Digest[:12], len(snap.Bundles), len(snap.Concepts))
+				if commit.Changed {
+					fmt.Fprintf(e.stderr, "snapshot %s: %d bundles, %d concepts\n", snap.Digest[:12], len(snap.Bundles), len(snap.Concepts))
+				}
+				// An unchanged import embeds too: the cache may lack
+				// what an import without embeddings, or one that failed,
+				// left out.
+				if embedder != nil {
+					return embedTenant(ctx, e, st, sf.tenant, snap, embedder)
+				}
 			}
 			return nil
 		},
@@ -89,6 +107,7 @@ readable and every name is valid.`,
 	sf.register(c.Flags())
 	c.Flags().StringVar(&bundle, "bundle", "", "import <dir> itself as the bundle of this name")
 	c.Flags().StringVarP(&message, "message", "m", "", `the commit message (default "import <dir>")`)
+	c.Flags().StringVar(&configPath, "config", config.DefaultFile, "configuration file whose embeddings section, if any, embeds the concepts")
 	return c
 }
 

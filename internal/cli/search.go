@@ -35,7 +35,7 @@ exactly what the search tool answers an agent.`,
 				return err
 			}
 			req.Query = args[0]
-			hits, err := engine.Search(v, req)
+			hits, err := engine.Search(c.Context(), v, req)
 			if err != nil {
 				return usageError("%v", err)
 			}

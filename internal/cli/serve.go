@@ -80,6 +80,10 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
+	libOpts, err := libraryEmbeddings(cfg, e.stderr)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
 	var gs []serve.Grant
 	if grants != nil {
 		if gs, err = grants(cfg); err != nil {
@@ -102,7 +106,7 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		if err != nil {
 			return nil, err
 		}
-		lib, st := engine.NewFolderLibrary(f.src.store.tenant, docs)
+		lib, st := engine.NewFolderLibrary(f.src.store.tenant, docs, libOpts...)
 		for _, d := range st.Diagnostics {
 			fmt.Fprintf(e.stderr, "warn: %s\n", d)
 		}
@@ -129,7 +133,7 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 			return nil, err
 		}
 		closers = append(closers, func() { st.Close() })
-		r.lib = engine.NewStoreLibrary(st)
+		r.lib = engine.NewStoreLibrary(st, libOpts...)
 	}
 	auditPath := f.auditPath
 	if auditPath == "" {

@@ -1,12 +1,15 @@
 // Package perf measures the knowledge engine on a synthetic catalogue of a
 // given size: compile time, snapshot size, index build, query and read
-// latency, peak memory and manifest tokens. okf bench runs it once per size
-// in a fresh process, so peak memory belongs to that size alone. It also
-// times search and context packs on a real tenant asked real questions.
+// latency, peak memory and manifest tokens, and, when asked, what
+// embeddings add (calls, tokens, build and query time, through a scripted
+// server). okf bench runs it once per size in a fresh process, so peak
+// memory belongs to that size alone. It also times search and context
+// packs on a real tenant asked real questions.
 package perf
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -17,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/okf-tools/okf/embed"
+	"github.com/okf-tools/okf/embed/embedtest"
 	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/internal/synth"
 	"github.com/okf-tools/okf/internal/tokens"
@@ -43,6 +48,47 @@ type Result struct {
 	ManifestTokens  int     `json:"manifest_tokens"`
 	BundleTokens    int     `json:"bundle_slice_tokens"`
 	RowTokens       float64 `json:"tokens_per_row"`
+	// Embeddings is what embeddings add, when measured (Options).
+	Embeddings *EmbedResult `json:"embeddings,omitempty"`
+}
+
+// Options choose what Run measures beyond the engine itself.
+type Options struct {
+	// Embeddings measures the catalogue embedded through a scripted
+	// server (embedtest) of EmbedDims dimensions (0 means DefaultEmbedDims).
+	Embeddings bool
+	EmbedDims  int
+}
+
+// DefaultEmbedDims is the vectors' dimension when Options.EmbedDims is 0:
+// a small local model's (bge-small, all-MiniLM).
+const DefaultEmbedDims = 384
+
+// EmbedResult is what embeddings add to a size: the calls and tokens an
+// endpoint would bill to embed every concept, and the time okf adds to
+// the build and to each query. The scripted server answers in
+// microseconds, so the times are okf's own and the loopback's; a real
+// endpoint adds its model's time to EmbedMS and QuestionP50MS.
+type EmbedResult struct {
+	Dims   int `json:"dims"`
+	Calls  int `json:"calls"`
+	Tokens int `json:"tokens"`
+	Texts  int `json:"texts"`
+	// EmbedMS embeds every concept (an import of a new tenant); ReuseMS
+	// takes them all from the cache again (an unchanged import).
+	EmbedMS float64 `json:"embed_ms"`
+	ReuseMS float64 `json:"reuse_ms"`
+	Reused  int     `json:"reused"`
+	// SetVectorsMS is what giving the index its vectors adds to its build.
+	SetVectorsMS float64 `json:"set_vectors_ms"`
+	VectorsMB    float64 `json:"vectors_mb"`
+	// QuestionP50MS is the one call that embeds a question; QueryP50MS
+	// and QueryP99MS a search with the question's vector fused, and
+	// ContextP50MS a context pack so.
+	QuestionP50MS float64 `json:"question_p50_ms"`
+	QueryP50MS    float64 `json:"query_p50_ms"`
+	QueryP99MS    float64 `json:"query_p99_ms"`
+	ContextP50MS  float64 `json:"context_p50_ms"`
 }
 
 // Queries are the searches timed, phrased the way agents ask.
@@ -62,7 +108,10 @@ var Queries = []string{
 // Run generates n concepts and measures them as the engine handles them:
 // compiled and encoded as an import does, then decoded, indexed and queried
 // as a server does. rounds sets how many times each query is repeated.
-func Run(n, rounds int) (Result, error) {
+func Run(n, rounds int) (Result, error) { return RunWith(n, rounds, Options{}) }
+
+// RunWith is Run, measuring what o asks for too.
+func RunWith(n, rounds int, o Options) (Result, error) {
 	docs := synth.Generate(n, 1)
 	in := make([]readmodel.Doc, len(docs))
 	r := Result{Concepts: n}
@@ -142,6 +191,80 @@ func Run(n, rounds int) (Result, error) {
 	r.BundleTokens = tokens.Count(string(one))
 	r.RowTokens = float64(r.ManifestTokens) / float64(len(snap.Concepts))
 	r.ServePeakRSSMB = peakRSSMB()
+	if o.Embeddings {
+		// After the serving peak is read: the vectors are measured apart.
+		e, err := runEmbeddings(snap, ix, rounds, o.EmbedDims)
+		if err != nil {
+			return r, err
+		}
+		r.Embeddings = &e
+	}
+	return r, nil
+}
+
+// runEmbeddings embeds a snapshot's concepts through a scripted server,
+// twice (the second time from the cache), gives the index the vectors,
+// then times the queries with their vectors fused.
+func runEmbeddings(snap *readmodel.Snapshot, ix *search.Index, rounds, dims int) (EmbedResult, error) {
+	if dims <= 0 {
+		dims = DefaultEmbedDims
+	}
+	srv, err := embedtest.Start()
+	if err != nil {
+		return EmbedResult{}, err
+	}
+	defer srv.Close()
+	c, err := embed.New(embed.Config{URL: srv.URL(), Model: "bench", Dimensions: dims})
+	if err != nil {
+		return EmbedResult{}, err
+	}
+	ctx := context.Background()
+	r := EmbedResult{Dims: dims}
+	cache := embed.NewMemory()
+	start := time.Now()
+	vecs, u, err := embed.Fill(ctx, c, snap, cache)
+	if err != nil {
+		return r, err
+	}
+	r.EmbedMS = ms(time.Since(start))
+	r.Calls, r.Tokens, r.Texts = u.Calls, u.Tokens, u.Texts
+	start = time.Now()
+	if _, u, err = embed.Fill(ctx, c, snap, cache); err != nil {
+		return r, err
+	}
+	r.ReuseMS, r.Reused = ms(time.Since(start)), u.Reused
+	start = time.Now()
+	ix.SetVectors(vecs)
+	r.SetVectorsMS = ms(time.Since(start))
+	r.VectorsMB = float64(len(vecs)*dims*4) / (1 << 20)
+
+	qv := make([][]float32, len(Queries))
+	var et, qt, ct []time.Duration
+	for i, q := range Queries {
+		t := time.Now()
+		v, _, err := c.Embed(ctx, []string{q})
+		if err != nil {
+			return r, err
+		}
+		et = append(et, time.Since(t))
+		qv[i] = v[0]
+	}
+	for i := 0; i < rounds*len(Queries); i++ {
+		k := i % len(Queries)
+		t := time.Now()
+		if len(ix.Search(Queries[k], search.Options{QueryVector: qv[k]})) == 0 {
+			return r, fmt.Errorf("query %q found nothing", Queries[k])
+		}
+		qt = append(qt, time.Since(t))
+	}
+	for k, q := range Queries {
+		t := time.Now()
+		ix.Context(q, search.PackOptions{Count: tokens.Count, QueryVector: qv[k]})
+		ct = append(ct, time.Since(t))
+	}
+	r.QuestionP50MS = percentile(et, 0.50)
+	r.QueryP50MS, r.QueryP99MS = percentile(qt, 0.50), percentile(qt, 0.99)
+	r.ContextP50MS = percentile(ct, 0.50)
 	return r, nil
 }
 

@@ -43,3 +43,25 @@ func TestRunTenantTimesEveryQuestion(t *testing.T) {
 		t.Error("no questions: no error")
 	}
 }
+
+func TestRunWithEmbeddingsCountsTheCost(t *testing.T) {
+	r, err := RunWith(600, 2, Options{Embeddings: true, EmbedDims: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := r.Embeddings
+	if e == nil {
+		t.Fatal("no embeddings measured")
+	}
+	// Every concept's text is its own, embedded once, 64 a call; the
+	// second fill reuses them all.
+	if e.Dims != 32 || e.Texts != 600 || e.Calls != 10 || e.Reused != 600 || e.Tokens < 600*50 {
+		t.Errorf("embeddings: %+v; want 600 texts in 10 calls, all reused again", e)
+	}
+	if want := 600 * 32 * 4.0 / (1 << 20); e.VectorsMB != want {
+		t.Errorf("vectors %.3f MB, want %.3f", e.VectorsMB, want)
+	}
+	if plain, err := Run(600, 1); err != nil || plain.Embeddings != nil {
+		t.Errorf("without embeddings: %+v, %v", plain.Embeddings, err)
+	}
+}

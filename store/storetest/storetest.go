@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -36,6 +37,7 @@ func Run(t *testing.T, newDSN func(t *testing.T) string) {
 		{"Snapshots", testSnapshots},
 		{"Reopen", testReopen},
 		{"UnknownTenant", testUnknownTenant},
+		{"Embeddings", testEmbeddings},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newDSN) })
@@ -771,5 +773,97 @@ func testUnknownTenant(t *testing.T, newDSN func(t *testing.T) string) {
 	}
 	if tenants, err := st.Tenants(ctx); err != nil || len(tenants) != 0 {
 		t.Fatalf("tenants %v, %v; want none", tenants, err)
+	}
+}
+
+// embeddingKey is the cache key of a text, as package embed makes it.
+func embeddingKey(text string) string { return store.Hash([]byte(text)) }
+
+func testEmbeddings(t *testing.T, newDSN func(t *testing.T) string) {
+	ctx := context.Background()
+	dsn := newDSN(t)
+	st := open(t, dsn)
+	const model = "nomic-ai/nomic-embed-text-v1.5@256"
+	a, b, c := embeddingKey("a"), embeddingKey("b"), embeddingKey("c")
+	// Any bytes, NUL and 0xff among them, come back exactly.
+	va, vb := []byte{0, 0, 0x80, 0x3f, 0xff, 0, 0, 0}, []byte{1, 2, 3, 4}
+	if got, err := st.Embeddings(ctx, "e", model, []string{a, b}); err != nil || len(got) != 0 {
+		t.Fatalf("embeddings of a tenant without any: %v, %v; want none", got, err)
+	}
+	if err := st.PutEmbeddings(ctx, "e", model, map[string][]byte{a: va, b: vb}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Embeddings(ctx, "e", model, []string{b, c, a, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !bytes.Equal(got[a], va) || !bytes.Equal(got[b], vb) {
+		t.Fatalf("embeddings: %q; want a and b as stored, c left out", got)
+	}
+	// A key is kept once per tenant and model: putting it again replaces
+	// it, and the same key of another model or tenant is another vector.
+	if err := st.PutEmbeddings(ctx, "e", model, map[string][]byte{a: vb}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutEmbeddings(ctx, "other", model, map[string][]byte{c: va}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutEmbeddings(ctx, "e", "text-embedding-3-small", map[string][]byte{c: vb}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = st.Embeddings(ctx, "e", model, []string{a, b, c})
+	if err != nil || len(got) != 2 || !bytes.Equal(got[a], vb) {
+		t.Fatalf("after replacing a: %q, %v; want a = %v, and no c (another tenant's, another model's)", got, err, vb)
+	}
+	if got, err := st.Embeddings(ctx, "other", model, []string{a, b, c}); err != nil || len(got) != 1 || !bytes.Equal(got[c], va) {
+		t.Fatalf("the other tenant's cache: %q, %v; want c alone", got, err)
+	}
+	// The cache makes no commit.
+	if h, err := st.Head(ctx, "e"); err != nil || h.ID != 0 {
+		t.Fatalf("head after caching embeddings: %d, %v; want 0", h.ID, err)
+	}
+	// More keys than one statement binds, both ways.
+	many := map[string][]byte{}
+	var keys []string
+	for i := range 1234 {
+		k := embeddingKey(fmt.Sprint("text ", i))
+		many[k] = []byte(fmt.Sprintf("%08d", i))
+		keys = append(keys, k)
+	}
+	if err := st.PutEmbeddings(ctx, "many", model, many); err != nil {
+		t.Fatal(err)
+	}
+	// A second handle on the same store sees them.
+	got, err = open(t, dsn).Embeddings(ctx, "many", model, append(keys, a))
+	if err != nil || len(got) != len(many) {
+		t.Fatalf("%d embeddings read back of %d, %v", len(got), len(many), err)
+	}
+	for k, v := range many {
+		if !bytes.Equal(got[k], v) {
+			t.Fatalf("embedding %s: %q, want %q", k, got[k], v)
+		}
+	}
+	if err := st.PutEmbeddings(ctx, "e", model, nil); err != nil {
+		t.Errorf("putting no embeddings: %v", err)
+	}
+	// What a caller gives is checked before anything is written.
+	bad := map[string]error{}
+	bad["tenant"] = st.PutEmbeddings(ctx, "Bad Tenant", model, map[string][]byte{a: va})
+	bad["model"] = st.PutEmbeddings(ctx, "e", "", map[string][]byte{a: va})
+	bad["model with a space"] = st.PutEmbeddings(ctx, "e", "my model", map[string][]byte{a: va})
+	bad["long model"] = st.PutEmbeddings(ctx, "e", string(bytes.Repeat([]byte("m"), 129)), map[string][]byte{a: va})
+	bad["upper-case key"] = st.PutEmbeddings(ctx, "e", model, map[string][]byte{strings.ToUpper(c): va})
+	bad["short key"] = st.PutEmbeddings(ctx, "e", model, map[string][]byte{"abc": va})
+	bad["empty vector"] = st.PutEmbeddings(ctx, "e", model, map[string][]byte{c: {}})
+	bad["huge vector"] = st.PutEmbeddings(ctx, "e", model, map[string][]byte{c: make([]byte, store.MaxEmbeddingBytes+1)})
+	_, bad["read with a bad key"] = st.Embeddings(ctx, "e", model, []string{a, "../x"})
+	_, bad["read with a bad model"] = st.Embeddings(ctx, "e", "-x", []string{a})
+	for what, err := range bad {
+		if !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", what, err)
+		}
+	}
+	if got, err := st.Embeddings(ctx, "e", model, []string{c}); err != nil || len(got) != 0 {
+		t.Errorf("after refused writes: %q, %v; want nothing written", got, err)
 	}
 }

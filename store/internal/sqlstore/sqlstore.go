@@ -21,6 +21,12 @@ import (
 // different version is refused rather than misread.
 const SchemaVersion = "1"
 
+// Tables added since version 1 that an okf without them can ignore are
+// no new version: each is created on open when its okf_meta row is
+// absent, so that servers of both versions can share a store during an
+// upgrade. additions are those rows' keys.
+var additions = [...]string{"embeddings"}
+
 // Dialect is what a backend tells the shared store about its database.
 type Dialect struct {
 	// Name names the backend in error messages.
@@ -78,6 +84,14 @@ func schema(blobType string) []string {
 			blob_hash TEXT NOT NULL REFERENCES okf_blobs (hash),
 			PRIMARY KEY (tenant, commit_id),
 			FOREIGN KEY (tenant, commit_id) REFERENCES okf_commits (tenant, id))`,
+		// The embedding cache: a vector by model and by the digest of the
+		// text embedded, outside the history (no commit references it).
+		`CREATE TABLE IF NOT EXISTS okf_embeddings (
+			tenant TEXT NOT NULL,
+			model TEXT NOT NULL,
+			text_hash TEXT NOT NULL,
+			vector ` + blobType + ` NOT NULL,
+			PRIMARY KEY (tenant, model, text_hash))`,
 	}
 }
 
@@ -99,11 +113,15 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	// A store already at this version needs no write at all, so opening
-	// one for reading never waits for a writer.
+	// A store already at this version, with every addition, needs no
+	// write at all, so opening one for reading never waits for a writer.
 	var v string
 	if err := s.db.QueryRowContext(ctx, `SELECT value FROM okf_meta WHERE key = 'schema'`).Scan(&v); err == nil && v == SchemaVersion {
-		return nil
+		var n int
+		if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM okf_meta WHERE key IN (`+placeholders(len(additions))+`)`),
+			anySlice(additions[:])...).Scan(&n); err == nil && n == len(additions) {
+			return nil
+		}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -128,7 +146,25 @@ func (s *Store) migrate(ctx context.Context) error {
 	if v != SchemaVersion {
 		return fmt.Errorf("%s store: schema version %s, this okf reads version %s", s.dialect.Name, v, SchemaVersion)
 	}
+	for _, key := range additions {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO okf_meta (key, value) VALUES (?, '1') ON CONFLICT (key) DO NOTHING`), key); err != nil {
+			return fmt.Errorf("%s store: recording the %s table: %w", s.dialect.Name, key, err)
+		}
+	}
 	return tx.Commit()
+}
+
+// placeholders returns n comma-separated ? placeholders.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func anySlice[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
 }
 
 // Close closes the database handle.
@@ -261,7 +297,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, tenant string, commitID i
 
 // insert runs a multi-row INSERT in batches.
 func (s *Store) insert(ctx context.Context, tx *sql.Tx, head string, ncols int, rows [][]any, tail string) error {
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", ncols), ", ") + ")"
+	tuple := "(" + placeholders(ncols) + ")"
 	for start := 0; start < len(rows); start += batchRows {
 		batch := rows[start:min(start+batchRows, len(rows))]
 		var b strings.Builder

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/embed"
+	"github.com/okf-tools/okf/engine"
+	"github.com/okf-tools/okf/readmodel"
+	"github.com/okf-tools/okf/store"
+)
+
+// importEmbeddings reads the embeddings section of the configuration an
+// import names: nil without one. Import reads nothing else of okf.yaml,
+// so a file it was not pointed at that does not load (a variable of a
+// database's DSN unset where knowledge is imported) is a warning, not a
+// failed import.
+func importEmbeddings(e *env, path string, explicit bool) (*embed.Client, error) {
+	cfg, err := config.LoadOptional(path)
+	if err != nil {
+		if explicit {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+		fmt.Fprintf(e.stderr, "warn: %v; importing without embeddings\n", err)
+		return nil, nil
+	}
+	if cfg.Embeddings == nil {
+		return nil, nil
+	}
+	return cfg.Embeddings.Client(0, 0)
+}
+
+// embedTenant gives the concepts of a tenant's snapshot their vectors in
+// the tenant's cache, embedding those it lacks, and prints the cost.
+func embedTenant(ctx context.Context, e *env, st store.Store, tenant string, snap *readmodel.Snapshot, c *embed.Client) error {
+	v := embed.NewVectors(c.Name(), snap)
+	u, err := v.Fill(ctx, c, snap, embed.StoreCache(st, tenant))
+	fmt.Fprintf(e.stderr, "embeddings: %d calls, %d tokens, %d reused\n", u.Calls, u.Tokens, u.Reused)
+	if err != nil {
+		return fmt.Errorf("embedding the concepts of tenant %s (%d of %d have vectors; importing again embeds the rest): %w", tenant, v.Count(), len(snap.Concepts), err)
+	}
+	return nil
+}
+
+// libraryEmbeddings is the library option of the configuration's
+// embeddings section, none without one; the library says on log what
+// embedding costs and what fails.
+func libraryEmbeddings(cfg *config.Config, log io.Writer) ([]engine.LibraryOption, error) {
+	if cfg.Embeddings == nil {
+		return nil, nil
+	}
+	concepts, err := cfg.Embeddings.Client(0, 0)
+	if err != nil {
+		return nil, err
+	}
+	questions, err := cfg.Embeddings.Client(engine.QuestionTimeout, -1)
+	if err != nil {
+		return nil, err
+	}
+	emb, err := engine.NewEmbeddings(concepts, questions, log)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "okf: search fuses BM25 with the embeddings of %s (%s)\n", emb.Model(), concepts.Endpoint())
+	return []engine.LibraryOption{engine.WithEmbeddings(emb)}, nil
+}
