@@ -233,6 +233,17 @@ type Options struct {
 	// Mixed asks every question of the whole corpus, without naming its
 	// database: search and packs choose among all bundles.
 	Mixed bool
+	// QueryVector embeds a question for dense similarity, when the
+	// corpus has vectors (Corpus.Embed); nil ranks by BM25 alone.
+	QueryVector func(text string) []float32
+}
+
+// vector is a question's embedding, nil without an embedder.
+func (o Options) vector(text string) []float32 {
+	if o.QueryVector == nil {
+		return nil
+	}
+	return o.QueryVector(text)
 }
 
 // Skip is a question left out of an evaluation, and why.
@@ -308,7 +319,7 @@ func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped
 				c.searchOutcome(&out, seen, text, scope, g, k, o)
 			case "context":
 				po := o.Pack
-				po.Budget, po.Bundle, po.Count = o.Budget, scope, o.Count
+				po.Budget, po.Bundle, po.Count, po.QueryVector = o.Budget, scope, o.Count, o.vector(text)
 				pack := c.Index.Context(text, po)
 				for _, r := range append(append(pack.Rules, pack.Tables...), pack.Columns...) {
 					seen[r] = true
@@ -322,7 +333,7 @@ func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped
 			out.credit(g, seen)
 			out.creditLiterals(literals)
 			if s == "context" {
-				out.MissedRules = c.rankMissed(out.Missing, g, text, q.Database)
+				out.MissedRules = c.rankMissed(out.Missing, g, text, q.Database, o)
 			}
 			for _, t := range out.turns {
 				out.Calls++
@@ -389,7 +400,7 @@ func (o *Outcome) creditLiterals(literals []string) {
 // rankMissed ranks the gold rules among missing as a search for text in
 // their bundle ranks them: a pack searches one bundle, routed to when the
 // question does not name it (Options.Mixed).
-func (c *Corpus) rankMissed(missing []string, g gold, text, bundle string) []MissedRule {
+func (c *Corpus) rankMissed(missing []string, g gold, text, bundle string, o Options) []MissedRule {
 	var out []MissedRule
 	for _, r := range missing {
 		if g.rules[r] {
@@ -399,7 +410,7 @@ func (c *Corpus) rankMissed(missing []string, g gold, text, bundle string) []Mis
 	if out == nil {
 		return nil
 	}
-	hits := c.Index.Search(text, search.Options{K: MissDepth, Bundle: bundle, NoExpand: true})
+	hits := c.Index.Search(text, search.Options{K: MissDepth, Bundle: bundle, NoExpand: true, QueryVector: o.vector(text)})
 	for i := range out {
 		out[i].SearchRank = 1 + slices.IndexFunc(hits, func(h search.Hit) bool { return h.Concept.Bundle+"/"+h.Concept.ID == out[i].Rule })
 	}
@@ -510,7 +521,7 @@ func (c *Corpus) navigatorTurns(db string, g gold, count func(string) int) []tur
 // and has the agent read the gold concepts it found: a gold table's whole
 // schema, so all its gold columns.
 func (c *Corpus) searchOutcome(out *Outcome, seen map[string]bool, text, scope string, g gold, k int, o Options) {
-	hits := c.Index.Search(text, search.Options{K: k, Bundle: scope})
+	hits := c.Index.Search(text, search.Options{K: k, Bundle: scope, QueryVector: o.vector(text)})
 	var rows strings.Builder
 	var found []string
 	for rank, h := range hits {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,5 +113,24 @@ func TestMCPEmbeds(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
+	}
+}
+
+// TestEvalRetrievalEmbeds: okf eval retrieval with an embeddings section
+// measures what a served search would answer: the concepts and questions
+// embedded, the cost said.
+func TestEvalRetrievalEmbeds(t *testing.T) {
+	srv := embedtest.New(t)
+	cfg := writeConfig(t, fmt.Sprintf("embeddings:\n  url: %s\n  model: test-embed\n", srv.URL()))
+	bundles := writeBundle(t, embedBundle)
+	questions := filepath.Join(t.TempDir(), "q.jsonl")
+	q := `{"instance_id": "sales_1", "selected_database": "sales", "query": "Which customers bought lately?", "sol_sql": ["SELECT custid FROM customers"], "external_knowledge": []}` + "\n"
+	if err := os.WriteFile(questions, []byte(q), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "eval", "retrieval", "--bundles", bundles, "--questions", questions, "--config", cfg)
+	if code != 0 || !strings.Contains(out, "context") || !strings.Contains(errOut, "eval: search fuses BM25 with the embeddings of test-embed") ||
+		!strings.Contains(errOut, "embeddings: 2 calls, ") || srv.Texts() != 4 {
+		t.Errorf("exit %d, %d texts embedded, stdout:\n%s\nstderr:\n%s", code, srv.Texts(), out, errOut)
 	}
 }

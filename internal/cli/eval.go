@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/internal/tokens"
 	"github.com/okf-tools/okf/search"
@@ -29,12 +30,13 @@ against the gold SQL's rows.`,
 
 func newEvalRetrievalCmd(e *env) *cobra.Command {
 	var (
-		questions []string
-		bundles   string
-		raw       string
-		opt       eval.Options
-		asJSON    bool
-		weights   = search.DefaultWeights
+		questions  []string
+		bundles    string
+		raw        string
+		opt        eval.Options
+		asJSON     bool
+		weights    = search.DefaultWeights
+		configPath string
 	)
 	c := &cobra.Command{
 		Use:   "retrieval --questions <jsonl> --bundles <dir>",
@@ -66,7 +68,12 @@ be billed when earlier context is re-read at a 10% cache rate. Below the
 table, each question whose context pack missed a gold rule is listed with
 the rank a search for the question gives that rule (top 50, no link
 expansion). A question whose gold SQL does not parse is listed with the
-reason and skipped.`,
+reason and skipped.
+
+When the configuration (okf.yaml, or --config) names an embeddings model,
+search and context packs add dense similarity as okf serve's do: the
+concepts are embedded once, each question once, and the cost is printed on
+standard error.`,
 		Example: `  okf eval retrieval --bundles ./bundles --questions train.jsonl --raw ./base-lite
   okf eval retrieval --bundles ./bundles --questions bird.jsonl --evidence
   okf eval retrieval --bundles ./bundles --questions a.jsonl --questions b.jsonl --mixed --json`,
@@ -85,9 +92,19 @@ reason and skipped.`,
 			}
 			opt.Count = tokens.Count
 			opt.Now = time.Now()
+			embedder, err := evalEmbeddings(c.Context(), e, corpus, configPath, c.Flags().Changed("config"))
+			if err != nil {
+				return err
+			}
+			if embedder != nil {
+				opt.QueryVector = embedder.Vector
+			}
 			outcomes, skipped, err := eval.Retrieval(corpus, qs, opt)
 			if err != nil {
 				return err
+			}
+			if embedder != nil {
+				printEmbedderCost(e, embedder)
 			}
 			for _, s := range skipped {
 				fmt.Fprintf(e.stderr, "skipped %s: %s\n", s.Question, s.Reason)
@@ -111,6 +128,7 @@ reason and skipped.`,
 	f.BoolVar(&opt.Evidence, "evidence", false, "append each question's evidence (BIRD's hint) to its text")
 	f.BoolVar(&opt.Mixed, "mixed", false, "ask every question of all the bundles at once, without naming its database")
 	f.BoolVar(&asJSON, "json", false, "print summaries and per-question outcomes as JSON")
+	f.StringVar(&configPath, "config", config.DefaultFile, "configuration file whose embeddings section, if any, adds dense similarity as okf serve does")
 	// Tuning knobs, for the sweeps behind the defaults.
 	f.Float32Var(&weights.Name, "name-weight", weights.Name, "search weight of a concept's id and title (for sweeps)")
 	f.Float32Var(&weights.Cell, "cell-weight", weights.Cell, "search weight of a concept's other manifest cells (for sweeps)")

@@ -65,7 +65,7 @@ are embedded, and the cost is printed (calls, tokens, vectors reused).`,
 			if err != nil {
 				return err
 			}
-			embedder, err := importEmbeddings(e, configPath, c.Flags().Changed("config"))
+			embedder, err := configEmbeddings(e, configPath, c.Flags().Changed("config"), "importing")
 			if err != nil {
 				return err
 			}
