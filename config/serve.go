@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"slices"
@@ -54,6 +55,60 @@ type Serve struct {
 	// of their own (the rest are reached through run_query), unless the
 	// tenant says; nil takes the engine's default, 0 lists none.
 	QueryTools *int `yaml:"query_tools"`
+	// OAuth admits callers signed in with an authorization server.
+	OAuth *ServeOAuth `yaml:"oauth"`
+}
+
+// ServeOAuth makes okf serve an OAuth 2.1 resource server: callers send
+// an access token of Issuer, a JWT, whose claims say their tenant, policy
+// and values.
+type ServeOAuth struct {
+	Issuer   string `yaml:"issuer"`
+	Audience string `yaml:"audience"`
+	// JWKSURL is where the issuer's keys are; "" reads the issuer's
+	// metadata for it.
+	JWKSURL string `yaml:"jwks_url"`
+	// Resource is the MCP endpoint as clients reach it; "" is Audience.
+	Resource string `yaml:"resource"`
+	// Tenant is read by a token that names none; TenantClaim names the
+	// claim that does, which must name one of Tenants (or Tenant).
+	Tenant      string   `yaml:"tenant"`
+	Tenants     []string `yaml:"tenants"`
+	TenantClaim string   `yaml:"tenant_claim"`
+	PolicyClaim string   `yaml:"policy_claim"`
+	// CallerClaims map a caller value's name to the claim that holds it.
+	CallerClaims map[string]string `yaml:"caller_claims"`
+	ClockSkew    Duration          `yaml:"clock_skew"`
+}
+
+func (o *ServeOAuth) check(line int) error {
+	at := fmt.Sprintf("%d: serve.oauth", line)
+	for _, u := range []struct{ key, value string }{{"issuer", o.Issuer}, {"jwks_url", o.JWKSURL}, {"resource", o.Resource}} {
+		if u.value == "" && u.key != "issuer" {
+			continue
+		}
+		if p, err := url.Parse(u.value); err != nil || p.Host == "" || p.Scheme != "https" && p.Scheme != "http" {
+			return fmt.Errorf("%s.%s: %q is not an http(s) URL", at, u.key, u.value)
+		}
+	}
+	if o.Audience == "" {
+		return fmt.Errorf("%s.audience is missing: the resource identifier the issuer puts in the tokens it issues for okf", at)
+	}
+	if o.Tenant == "" && len(o.Tenants) == 0 {
+		return fmt.Errorf("%s: give tenant (read by every caller) or tenants (those a token's %s claim may name)", at, cmp.Or(o.TenantClaim, "okf_tenant"))
+	}
+	for _, t := range append(slices.Clone(o.Tenants), o.Tenant) {
+		if t == "" {
+			continue
+		}
+		if err := store.ValidateTenant(t); err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
+	}
+	if o.ClockSkew < 0 {
+		return fmt.Errorf("%s.clock_skew must not be negative", at)
+	}
+	return nil
 }
 
 // ServeToken is one bearer token of the serve section.
@@ -120,6 +175,15 @@ func (s *Serve) UnmarshalYAML(n *yaml.Node) error {
 			if i < len(s.Tenants) {
 				s.Tenants[i].Line = item.Line
 			}
+		}
+	}
+	if s.OAuth != nil {
+		line := n.Line
+		if v := mappingValue(n, "oauth"); v != nil {
+			line = v.Line
+		}
+		if err := s.OAuth.check(line); err != nil {
+			return err
 		}
 	}
 	return s.check(n.Line)

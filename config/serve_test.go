@@ -105,6 +105,11 @@ func TestParseServeErrors(t *testing.T) {
 		{"tenant query tools", "serve:\n  tenants:\n    - {name: a, query_tools: -1}\n", "serve.tenants[0]: query_tools: -1 is not between 0 and 64"},
 		{"half TLS", "serve:\n  tls_cert: c.pem\n", "give both tls_cert and tls_key"},
 		{"unknown key", "serve:\n  tokens:\n    - {name: a, token: '${X}', tenant: acme, scope: all}\n", `unknown key "scope" in serve.tokens[0]`},
+		{"oauth without audience", "serve:\n  oauth:\n    issuer: https://id.example\n    tenant: acme\n", "3: serve.oauth.audience is missing"},
+		{"oauth issuer", "serve:\n  oauth:\n    issuer: id.example\n    audience: x\n    tenant: acme\n", `3: serve.oauth.issuer: "id.example" is not an http(s) URL`},
+		{"oauth no tenant", "serve:\n  oauth: {issuer: 'https://id.example', audience: x}\n", "serve.oauth: give tenant (read by every caller) or tenants (those a token's okf_tenant claim may name)"},
+		{"oauth bad tenant", "serve:\n  oauth: {issuer: 'https://id.example', audience: x, tenants: [Acme]}\n", `tenant name "Acme"`},
+		{"oauth unknown key", "serve:\n  oauth: {issuer: 'https://id.example', audience: x, tenant: a, scopes: [x]}\n", `unknown key "scopes" in serve.oauth`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,5 +118,30 @@ func TestParseServeErrors(t *testing.T) {
 				t.Errorf("error = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseServeOAuth: the oauth section of serve, every key read.
+func TestParseServeOAuth(t *testing.T) {
+	cfg, err := Parse([]byte(`serve:
+  oauth:
+    issuer: https://id.example
+    audience: https://okf.example/mcp
+    jwks_url: https://id.example/keys
+    resource: https://okf.example/mcp
+    tenant: acme
+    tenants: [acme, beta]
+    tenant_claim: org
+    policy_claim: role
+    caller_claims: {region: sales_region}
+    clock_skew: 30s
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.Serve.OAuth
+	if o == nil || o.Issuer != "https://id.example" || o.Audience != "https://okf.example/mcp" || o.JWKSURL != "https://id.example/keys" || o.Resource != "https://okf.example/mcp" ||
+		o.Tenant != "acme" || len(o.Tenants) != 2 || o.TenantClaim != "org" || o.PolicyClaim != "role" || o.CallerClaims["region"] != "sales_region" || o.ClockSkew != Duration(30*time.Second) {
+		t.Errorf("oauth = %+v", o)
 	}
 }

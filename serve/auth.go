@@ -22,6 +22,10 @@ type Grant struct {
 	Name   string
 	Tenant string
 	Write  bool
+	// Policy and Caller are what a caller's sign-in says of it (OAuth):
+	// the policy its claims name, and its values by name.
+	Policy string
+	Caller map[string]string
 	hash   [sha256.Size]byte
 }
 

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/okf-tools/okf/serve/oauth/oauthtest"
 )
 
 // EnvRequireNode makes a missing Node.js a test failure instead of a loud
@@ -360,3 +362,44 @@ func TestServeWatch(t *testing.T) {
 		t.Errorf("a write to a watched folder: %d, want 409", resp.StatusCode)
 	}
 }
+
+// TestNodeClientOAuth: the npm MCP client connects to okf serve with an
+// access token of an issuer okf trusts, and reads and queries as a token
+// okf minted would; an expired one, and one signed by another key, get 401
+// and reach no tool.
+func TestNodeClientOAuth(t *testing.T) {
+	node := nodeClient(t)
+	okf := okfBinary(t)
+	data, cfg, _ := e2eData(t)
+	is := oauthtest.Start(t)
+	const resource = "http://okf.test/mcp"
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "  oauth:\n    issuer: %s\n    audience: %s\n    tenant: acme\n", is.URL, resource)
+	f.Close()
+	srv := startServe(t, okf, "--data", data, "--config", cfg)
+	now := time.Now()
+	claims := func(exp time.Time) map[string]any {
+		return map[string]any{"iss": is.URL, "aud": resource, "sub": "ana", "exp": exp.Unix()}
+	}
+	r := runNodeClient(t, node, []string{"OKF_TOKEN=" + is.Mint(t, claims(now.Add(time.Hour)), oauthtest.Token{Alg: "ES256"})}, "http", "http://"+srv.addr+"/mcp")
+	checkReport(t, "oauth", r)
+	for name, token := range map[string]string{
+		"expired":   is.Mint(t, claims(now.Add(-time.Hour)), oauthtest.Token{}),
+		"wrong key": is.Mint(t, claims(now.Add(time.Hour)), oauthtest.Token{ForeignKey: true}),
+	} {
+		cmd := exec.Command(node, "client.mjs", "http", "http://"+srv.addr+"/mcp")
+		cmd.Dir = clientDir
+		cmd.Env = append(os.Environ(), "OKF_TOKEN="+token, `OKF_CALLS=[{"tool":"list_databases","arguments":{}}]`)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "401") || strings.Contains(string(out), "shop") {
+			t.Errorf("the node client with an %s token: %v\n%s", name, err, out)
+		}
+	}
+	if !strings.Contains(srv.log(), "acme") {
+		t.Errorf("okf serve's log:\n%s", srv.log())
+	}
+}
+

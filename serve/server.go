@@ -20,6 +20,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/okf-tools/okf/engine"
+	"github.com/okf-tools/okf/serve/oauth"
 )
 
 // Options configure a Server.
@@ -29,6 +30,9 @@ type Options struct {
 	// Grants are the bearer tokens the HTTP handler accepts; stdio needs
 	// none.
 	Grants []Grant
+	// OAuth, when set, also admits callers signed in with an
+	// authorization server (oauthgate.go).
+	OAuth *OAuth
 	// RateLimit is the requests a second each token may make on average,
 	// Burst how many at once; 0 takes DefaultRateLimit and DefaultBurst.
 	RateLimit float64
@@ -91,6 +95,7 @@ type Server struct {
 	dbs  *engine.Databases
 
 	byHash   map[[sha256.Size]byte]*grantState
+	oauth    *oauthGate // nil without OAuth
 	sessions *sessionTable
 	origins  map[string]bool // AllowedOrigins, normalized
 
@@ -156,19 +161,35 @@ func New(o Options) (*Server, error) {
 		names[g.Name] = true
 		s.byHash[g.hash] = &grantState{Grant: g, limiter: rate.NewLimiter(rate.Limit(o.RateLimit), o.Burst)}
 	}
+	if o.OAuth != nil {
+		gate, err := newOAuthGate(*o.OAuth)
+		if err != nil {
+			return nil, err
+		}
+		s.oauth = gate
+	}
 	return s, nil
 }
 
 func (s *Server) now() time.Time { return s.opts.Now() }
 
-// Tenants lists the tenants the grants name, sorted.
+// Tenants lists the tenants the grants and OAuth's callers may read,
+// sorted.
 func (s *Server) Tenants() []string {
 	seen := map[string]bool{}
 	var out []string
+	add := func(t string) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
 	for _, g := range s.byHash {
-		if !seen[g.Tenant] {
-			seen[g.Tenant] = true
-			out = append(out, g.Tenant)
+		add(g.Tenant)
+	}
+	if s.oauth != nil {
+		for t := range s.oauth.tenants {
+			add(t)
 		}
 	}
 	sort.Strings(out)
@@ -281,6 +302,11 @@ func (s *Server) handler(stopping context.Context, listenHost string) http.Handl
 			io.WriteString(w, "ok\n")
 			return
 		}
+		if s.oauth != nil && (r.URL.Path == metadataPath || strings.HasPrefix(r.URL.Path, metadataPath+"/")) && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			// Read before signing in: it says where to sign in.
+			s.oauth.serveMetadata(w)
+			return
+		}
 		if err := checkHost(r, own); err != nil {
 			refuse(w, r, http.StatusMisdirectedRequest, err.Error())
 			return
@@ -297,10 +323,14 @@ func (s *Server) handler(stopping context.Context, listenHost string) http.Handl
 // body within bounds.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g, msg := s.authenticate(r)
+		g, err := s.authenticate(r)
 		if g == nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="okf"`)
-			refuse(w, r, http.StatusUnauthorized, msg)
+			if s.oauth != nil {
+				w.Header().Set("WWW-Authenticate", s.oauth.challenge(err))
+			} else {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="okf"`)
+			}
+			refuse(w, r, http.StatusUnauthorized, err.Error())
 			return
 		}
 		if !g.limiter.Allow() {
@@ -327,15 +357,31 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	writeJSONError(w, status, msg)
 }
 
-func (s *Server) authenticate(r *http.Request) (*grantState, string) {
+// authenticate returns the grant of a request's bearer token: one okf
+// minted, or a JWT of the OAuth issuer; else why not.
+func (s *Server) authenticate(r *http.Request) (*grantState, error) {
 	h := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return nil, "missing bearer token: send Authorization: Bearer <token>"
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return nil, errors.New("missing bearer token: send Authorization: Bearer <token>")
 	}
-	g := s.byHash[sha256.Sum256([]byte(strings.TrimSpace(token)))]
-	if g == nil {
-		return nil, "invalid token"
+	if g := s.byHash[sha256.Sum256([]byte(token))]; g != nil {
+		return g, nil
 	}
-	return g, ""
+	if s.oauth != nil && oauth.IsJWT(token) {
+		g, err := s.oauth.admit(r.Context(), token, s.opts.RateLimit, s.opts.Burst)
+		if err != nil {
+			var bad *oauth.InvalidToken
+			if !errors.As(err, &bad) {
+				// The issuer's keys could not be read: the caller is
+				// told no more than that its token was not checked.
+				fmt.Fprintf(s.opts.Log, "okf serve: %v\n", err)
+				return nil, &oauth.InvalidToken{Reason: "the issuer's keys could not be read; try again later"}
+			}
+			return nil, err
+		}
+		return g, nil
+	}
+	return nil, errors.New("invalid token")
 }

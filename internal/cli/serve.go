@@ -21,6 +21,7 @@ import (
 	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/serve"
+	"github.com/okf-tools/okf/serve/oauth"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/store"
 )
@@ -167,8 +168,12 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		gs = folderGrants(e.stderr, gs, f.src.store.tenant, f.src.dir)
 	}
 	sc := cfg.Serve
+	signIn, err := serveOAuth(sc.OAuth)
+	if err != nil {
+		return fail(err)
+	}
 	r.srv, err = serve.New(serve.Options{
-		Library: r.lib, Databases: r.dbs, Grants: gs,
+		Library: r.lib, Databases: r.dbs, Grants: gs, OAuth: signIn,
 		RateLimit: sc.RateLimit, Burst: sc.Burst, MaxRequestBytes: sc.MaxRequestBytes,
 		MaxSessionsPerGrant: sc.MaxSessionsPerToken, MaxSessions: sc.MaxSessions, SessionIdleTimeout: time.Duration(sc.SessionIdleTimeout),
 		ReadTimeout: time.Duration(sc.ReadTimeout), ShutdownGrace: time.Duration(sc.ShutdownGrace),
@@ -185,6 +190,20 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		return fail(err)
 	}
 	return r, nil
+}
+
+// serveOAuth is the server's OAuth of the serve.oauth section; nil
+// without one.
+func serveOAuth(o *config.ServeOAuth) (*serve.OAuth, error) {
+	if o == nil {
+		return nil, nil
+	}
+	v, err := oauth.New(oauth.Config{Issuer: o.Issuer, Audience: o.Audience, JWKSURL: o.JWKSURL, Skew: time.Duration(o.ClockSkew)})
+	if err != nil {
+		return nil, err
+	}
+	return &serve.OAuth{Verifier: v, Resource: o.Resource, TenantClaim: o.TenantClaim, Tenant: o.Tenant, Tenants: o.Tenants,
+		PolicyClaim: o.PolicyClaim, CallerClaims: o.CallerClaims}, nil
 }
 
 // folderGrants keeps the grants of the one tenant a folder is served as;
