@@ -2,9 +2,9 @@
 // find the business knowledge first, write SQL, run it through sqlguard,
 // submit an answer. It holds the loop (a step limit, a nudge when the
 // model answers in text, stop reasons submitted, declined, step_limit and
-// error; nothing crashes a run), one toolset per knowledge strategy (raw,
-// browse, engine, context), the instructions, and fills the run record
-// that package trace keeps.
+// error; nothing crashes a run), one toolset per knowledge strategy
+// (schema, raw, browse, engine, context, auto), the instructions, and
+// fills the run record that package trace keeps.
 package agent
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/internal/tokens"
 	"github.com/okf-tools/okf/llm"
+	"github.com/okf-tools/okf/search"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/trace"
 )
@@ -26,8 +27,12 @@ import (
 // Strategy is how the agent reaches the knowledge.
 type Strategy string
 
-// The strategies.
+// The strategies. Every one has the same SQL tools; only the knowledge
+// differs.
 const (
+	// Schema pastes every table's schema and no business knowledge: the
+	// baseline (engine.SchemaText).
+	Schema Strategy = "schema"
 	// Raw pastes every document into the prompt.
 	Raw Strategy = "raw"
 	// Browse reads the bundle's files from its root index down.
@@ -36,14 +41,18 @@ const (
 	Engine Strategy = "engine"
 	// Context starts with one context pack, then reads by id.
 	Context Strategy = "context"
+	// Auto is Raw when pasting the documents is cheaper than a context
+	// pack for each of the session's questions (engine.AutoPastesRaw),
+	// Context otherwise.
+	Auto Strategy = "auto"
 )
 
 // DefaultStrategy is the strategy the retrieval evaluation measures best:
 // context packs hold every gold rule at under half the tokens of search.
 const DefaultStrategy = Context
 
-// Strategies lists every strategy.
-var Strategies = []Strategy{Raw, Browse, Engine, Context}
+// Strategies lists every strategy, the baseline first.
+var Strategies = []Strategy{Schema, Raw, Browse, Engine, Context, Auto}
 
 // ParseStrategy checks a strategy name; "" is the default.
 func ParseStrategy(s string) (Strategy, error) {
@@ -53,7 +62,11 @@ func ParseStrategy(s string) (Strategy, error) {
 	if slices.Contains(Strategies, Strategy(s)) {
 		return Strategy(s), nil
 	}
-	return "", fmt.Errorf("unknown strategy %q (one of raw, browse, engine, context)", s)
+	names := make([]string, len(Strategies))
+	for i, st := range Strategies {
+		names[i] = string(st)
+	}
+	return "", fmt.Errorf("unknown strategy %q (one of %s)", s, strings.Join(names, ", "))
 }
 
 // Knowledge is what the agent may read about the database.
@@ -89,6 +102,10 @@ type Config struct {
 	// ContextBudget is the token budget of a context pack when the model
 	// gives none; 0 means the search package's default.
 	ContextBudget int
+	// Questions is how many questions of this database the session asks
+	// (an eval's question set); the auto strategy pastes the documents
+	// when that session is cheaper so. 0 counts as one question.
+	Questions int
 	// ResultBytes bounds each tool result kept in the record; default 2000.
 	ResultBytes int
 	// Now is the clock stale statuses are decided against; nil is the
@@ -163,6 +180,12 @@ func Run(ctx context.Context, cfg Config, question, taskID string) (out Outcome)
 	rec.ID = trace.NewID(started, question, cfg.Database, rec.Strategy, rec.Model)
 	if v := cfg.Knowledge.View; v != nil {
 		rec.Snapshot = v.Snap.Digest
+		if cfg.Strategy == Auto {
+			// Decided before the question is read, as for every question
+			// of the session.
+			cfg.Strategy = cfg.auto()
+			rec.AutoStrategy = string(cfg.Strategy)
+		}
 	}
 	out.Record = rec
 	fail := func(format string, args ...any) {
@@ -319,10 +342,33 @@ func (c *Config) stream(n int) *llm.Stream {
 	}
 }
 
+// auto is the strategy Auto stands for: Raw when pasting the bundle's
+// documents once costs no more than a context pack for each question of
+// the session, Context otherwise.
+func (c *Config) auto() Strategy {
+	raw, _ := rawDocs(c.Knowledge)
+	budget := c.ContextBudget
+	if budget <= 0 {
+		budget = search.DefaultBudget
+	}
+	if raw != "" && engine.AutoPastesRaw(tokens.Count(raw), budget, max(1, c.Questions)) {
+		return Raw
+	}
+	return Context
+}
+
 // promptKnowledge is the question-independent knowledge that goes into the
-// prompt: every document for raw, the manifest for engine when it is small.
+// prompt: every document for raw, every table's schema for schema, the
+// manifest for engine when it is small.
 func promptKnowledge(cfg *Config, rec *trace.Record) (string, error) {
 	switch cfg.Strategy {
+	case Schema:
+		text, tables := engine.SchemaText(cfg.Knowledge.View.Snap, cfg.Knowledge.Bundle)
+		if text == "" {
+			return "", fmt.Errorf("no tables in bundle %q", cfg.Knowledge.Bundle)
+		}
+		rec.ConceptsRead = trace.Concepts(rec.ConceptsRead, tables...)
+		return strings.TrimSpace(text), nil
 	case Raw:
 		text, refs := rawDocs(cfg.Knowledge)
 		if text == "" {

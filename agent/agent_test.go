@@ -19,6 +19,7 @@ import (
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/livesqlbench"
 	"github.com/okf-tools/okf/compile/load"
+	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/engine"
 	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 	"github.com/okf-tools/okf/llm"
@@ -331,5 +332,93 @@ func TestBrowseStore(t *testing.T) {
 	}
 	if len(r.ConceptsRead) != 1 || r.ConceptsRead[0] != "shop/knowledge/paid-order" {
 		t.Errorf("concepts read = %v", r.ConceptsRead)
+	}
+}
+
+// toolNames are the tools a request offered the model, sorted.
+func toolNames(req map[string]any) []string {
+	var names []string
+	for _, tool := range req["tools"].([]any) {
+		names = append(names, tool.(map[string]any)["function"].(map[string]any)["name"].(string))
+	}
+	slices.Sort(names)
+	return names
+}
+
+func systemText(req map[string]any) string {
+	return req["messages"].([]any)[0].(map[string]any)["content"].(string)
+}
+
+// TestSchemaStrategy: the baseline pastes every table's schema and no
+// business knowledge, with the same SQL tools as raw, so that only the
+// knowledge differs.
+func TestSchemaStrategy(t *testing.T) {
+	s := newShop(t)
+	srv := llmtest.New(t,
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "SELECT count(*) FROM orders", "answer": "3 orders."}`}}},
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "SELECT count(*) FROM orders", "answer": "3 orders."}`}}},
+	)
+	r := agent.Run(context.Background(), s.config(t, openAI(t, srv, "m"), agent.Schema), "How many orders?", "").Record
+	if r.StopReason != trace.Submitted || r.Strategy != "schema" || r.AutoStrategy != "" {
+		t.Fatalf("stop %s (%s), strategy %s", r.StopReason, r.Error, r.Strategy)
+	}
+	agent.Run(context.Background(), s.config(t, openAI(t, srv, "m"), agent.Raw), "How many orders?", "")
+	schema, raw := srv.Requests()[0], srv.Requests()[1]
+	if got, want := toolNames(schema), toolNames(raw); !slices.Equal(got, want) || !slices.Equal(got, []string{"run_sql", "submit_answer", "values"}) {
+		t.Errorf("schema tools %v, raw tools %v", got, want)
+	}
+	sys := systemText(schema)
+	text, tables := engine.SchemaText(s.view.Snap, "shop")
+	if !strings.HasSuffix(sys, strings.TrimSpace(text)) || !strings.Contains(sys, "| `grossamt` | numeric, not null |") || !strings.Contains(sys, "no business rules are written down") {
+		t.Errorf("schema prompt:\n%s", sys)
+	}
+	// Not a word of the business rules, nor of a table's other sections.
+	for _, rule := range []string{"Net Order Value", "money has actually arrived", "# Joins", "Related knowledge"} {
+		if strings.Contains(sys, rule) {
+			t.Errorf("the schema prompt holds %q", rule)
+		}
+	}
+	if len(tables) != 5 || !slices.Equal(r.ConceptsRead, tables) {
+		t.Errorf("concepts read %v, want the tables %v", r.ConceptsRead, tables)
+	}
+}
+
+// TestAutoStrategy: auto pastes the documents when that costs no more
+// than a context pack for each question of the session, and reads packs
+// otherwise; the record names the choice.
+func TestAutoStrategy(t *testing.T) {
+	s := newShop(t)
+	rawText := systemText(func() map[string]any {
+		srv := llmtest.New(t, llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "", "answer": "no"}`}}})
+		agent.Run(context.Background(), s.config(t, openAI(t, srv, "m"), agent.Raw), "Hello?", "")
+		return srv.Requests()[0]
+	}())
+	for _, c := range []struct {
+		questions, budget int
+		want              agent.Strategy
+	}{{1, 0, agent.Context}, {0, 0, agent.Context}, {1, 1_000_000, agent.Raw}, {500, 0, agent.Raw}} {
+		srv := llmtest.New(t, llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "", "answer": "no"}`}}})
+		cfg := s.config(t, openAI(t, srv, "m"), agent.Auto)
+		cfg.Questions, cfg.ContextBudget = c.questions, c.budget
+		r := agent.Run(context.Background(), cfg, "Hello?", "").Record
+		req := srv.Requests()[0]
+		if r.Strategy != "auto" || r.AutoStrategy != string(c.want) {
+			t.Errorf("%d questions, budget %d: strategy %s chose %q, want %s", c.questions, c.budget, r.Strategy, r.AutoStrategy, c.want)
+		}
+		if pasted := systemText(req) == rawText; pasted != (c.want == agent.Raw) || slices.Contains(toolNames(req), "context") == (c.want == agent.Raw) {
+			t.Errorf("%d questions: pasted %v, tools %v; want %s", c.questions, pasted, toolNames(req), c.want)
+		}
+	}
+}
+
+// TestConfigKnowsEveryStrategy: okf.yaml accepts exactly the strategies
+// the agent has.
+func TestConfigKnowsEveryStrategy(t *testing.T) {
+	var names []string
+	for _, s := range agent.Strategies {
+		names = append(names, string(s))
+	}
+	if !slices.Equal(names, config.Strategies) {
+		t.Errorf("agent strategies %v, okf.yaml's %v", names, config.Strategies)
 	}
 }

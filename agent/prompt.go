@@ -19,6 +19,8 @@ const instructions = `You answer questions about the data in the %s database (%s
 // guidance tells the model how to find knowledge with each strategy's tools.
 func guidance(s Strategy) string {
 	switch s {
+	case Schema:
+		return `The database's schema follows: every table with its columns, their types, keys and what they hold. It is all the documentation there is: no business rules are written down, so read business terms from the tables and columns as best you can.`
 	case Raw:
 		return `The database's whole documentation follows: tables, the meaning of each column, joins and business rules. Write the query with the exact formulas, thresholds, table and column names it gives.`
 	case Browse:

@@ -50,10 +50,12 @@ type toolset struct {
 
 // strategyTools are the engine tools a strategy offers: the engine and
 // context strategies all of them (nil), verified queries included, as an
-// MCP client sees them; ok is false for no strategy.
+// MCP client sees them, the strategies that paste or browse their
+// knowledge the SQL tools alone; ok is false for no strategy (auto is
+// resolved before).
 func strategyTools(s Strategy) (names []string, ok bool) {
 	switch s {
-	case Raw, Browse:
+	case Schema, Raw, Browse:
 		return []string{engine.ToolRunSQL, engine.ToolValues}, true
 	case Engine, Context:
 		return nil, true

@@ -19,7 +19,7 @@ import (
 type Agent struct {
 	// Model is the default model: a name from Models, or provider/model.
 	Model    string `yaml:"model"`
-	Strategy string `yaml:"strategy"`  // raw, browse, engine or context
+	Strategy string `yaml:"strategy"`  // schema, raw, browse, engine, context or auto
 	MaxSteps int    `yaml:"max_steps"` // model calls per run; default 15
 	// Runs is the folder of the run log; default "runs".
 	Runs string `yaml:"runs"`
@@ -55,8 +55,9 @@ type Model struct {
 // providers are the model providers okf speaks.
 var providers = []string{llm.OpenAI, llm.Anthropic, llm.Script}
 
-// strategies are the agent's knowledge strategies.
-var strategies = []string{"raw", "browse", "engine", "context"}
+// Strategies are the names of the agent's knowledge strategies, which
+// package agent defines (a test holds the two lists equal).
+var Strategies = []string{"schema", "raw", "browse", "engine", "context", "auto"}
 
 // UnmarshalYAML reads the agent section and checks it, naming the line
 // of a bad entry.
@@ -78,8 +79,8 @@ func (a *Agent) UnmarshalYAML(n *yaml.Node) error {
 }
 
 func (a *Agent) check(line int) error {
-	if a.Strategy != "" && !slices.Contains(strategies, a.Strategy) {
-		return fmt.Errorf("%d: agent.strategy %q is not one of %s", line, a.Strategy, strings.Join(strategies, ", "))
+	if a.Strategy != "" && !slices.Contains(Strategies, a.Strategy) {
+		return fmt.Errorf("%d: agent.strategy %q is not one of %s", line, a.Strategy, strings.Join(Strategies, ", "))
 	}
 	if a.MaxSteps < 0 || a.ContextBudget < 0 {
 		return fmt.Errorf("%d: agent.max_steps and agent.context_budget must not be negative", line)

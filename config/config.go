@@ -39,6 +39,8 @@ type Config struct {
 	// Embeddings, when set, adds dense similarity to search
 	// (embeddings.go); nil ranks by BM25 alone.
 	Embeddings *Embeddings `yaml:"embeddings"`
+	// Policies say what each kind of caller may see (policies.go).
+	Policies []Policy `yaml:"policies"`
 }
 
 // AuditPath returns AuditLog resolved against the configuration file's
@@ -62,8 +64,11 @@ type Database struct {
 
 // Guard holds a database's sqlguard options.
 type Guard struct {
-	Tables         []string `yaml:"tables"`          // allowlist; empty allows every table
-	DeniedColumns  []string `yaml:"denied_columns"`  // "table.column" or "column"
+	Tables        []string `yaml:"tables"`         // allowlist; empty allows every table
+	DeniedColumns []string `yaml:"denied_columns"` // "table.column" or "column"
+	// MaskedColumns may be filtered, grouped on and counted; a result
+	// shows a mask in place of their values.
+	MaskedColumns  []string `yaml:"masked_columns"`
 	AllowFunctions []string `yaml:"allow_functions"` // functions beyond the built-in allowlist
 	Schemas        []string `yaml:"schemas"`
 	Timeout        Duration `yaml:"timeout"`
@@ -95,7 +100,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // Options turns the guard settings into sqlguard options.
 func (g Guard) Options() sqlguard.Options {
 	return sqlguard.Options{
-		Tables: g.Tables, DeniedColumns: g.DeniedColumns, AllowFunctions: g.AllowFunctions, Schemas: g.Schemas,
+		Tables: g.Tables, DeniedColumns: g.DeniedColumns, MaskedColumns: g.MaskedColumns, AllowFunctions: g.AllowFunctions, Schemas: g.Schemas,
 		Timeout: time.Duration(g.Timeout), MaxRows: g.MaxRows, ShownRows: g.ShownRows,
 		CountLimit: g.CountLimit, MaxSQLBytes: g.MaxSQLBytes, MaxConns: g.MaxConns, ConnectionLimit: g.ConnectionLimit,
 	}
@@ -160,7 +165,11 @@ func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 			}
 		}
 	}
+	linePolicies(doc, cfg.Policies)
 	if err := cfg.check(lookup); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkPolicies(); err != nil {
 		return nil, err
 	}
 	if cfg.Embeddings != nil {
@@ -322,6 +331,8 @@ func (c *Config) Database(ref string) (Database, error) {
 		return Database{Name: "adhoc", DSN: ref}, nil
 	case d.Engine == dsn.SQLite:
 		return Database{Name: "adhoc", DSN: "sqlite:" + d.Path}, nil
+	case d.Engine == dsn.DuckDB:
+		return Database{Name: "adhoc", DSN: "duckdb:" + d.Path}, nil
 	}
 	var names []string
 	for _, d := range c.Databases {

@@ -47,7 +47,7 @@ func TestParse(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
-		{"unknown top key", "databses: []\n", `1: unknown key "databses" at the top level (known keys: databases, audit_log, serve, agent, embeddings)`},
+		{"unknown top key", "databses: []\n", `1: unknown key "databses" at the top level (known keys: databases, audit_log, serve, agent, embeddings, policies)`},
 		{"unknown nested key", "databases:\n  - name: a\n    dsn: sqlite:x.db\n    guard:\n      timeot: 5s\n",
 			`5: unknown key "timeot" in databases[0].guard (known keys: tables, denied_columns`},
 		{"missing name", "databases:\n  - dsn: sqlite:x.db\n", "2: databases[0]: name is missing"},

@@ -117,6 +117,8 @@ type ServeToken struct {
 	Token  string `yaml:"token"` // "${VAR}", expanded by Secret
 	Tenant string `yaml:"tenant"`
 	Write  bool   `yaml:"write"`
+	// Policy names the policy the token's caller is held to.
+	Policy string `yaml:"policy"`
 	Line   int    `yaml:"-"`
 }
 

@@ -21,10 +21,10 @@ type Database struct {
 	Guard  sqlguard.Options
 }
 
-// Engine names the database's engine: "sqlite" or "postgres".
+// Engine names the database's engine: "sqlite", "duckdb" or "postgres".
 func (d Database) Engine() string {
-	if p, _ := dsn.Parse(d.DSN); p.Engine == dsn.SQLite {
-		return "sqlite"
+	if p, _ := dsn.Parse(d.DSN); p.Engine == dsn.SQLite || p.Engine == dsn.DuckDB {
+		return string(p.Engine)
 	}
 	return "postgres"
 }
@@ -64,6 +64,19 @@ func (d *Databases) For(tenant string) []Database {
 	return out
 }
 
+// Visible returns the databases of a tenant the caller of ctx may use
+// (WithCaller), sorted by name.
+func (d *Databases) Visible(ctx context.Context, tenant string) []Database {
+	p := callerFrom(ctx).Policy
+	var out []Database
+	for _, db := range d.For(tenant) {
+		if p.allows(db.Name) {
+			out = append(out, db)
+		}
+	}
+	return out
+}
+
 // Query runs one statement of a tenant's through the guard, with its
 // parameters' values, and returns the result with the number of rows to
 // show a model. Refusals and SQL errors
@@ -73,19 +86,21 @@ func (d *Databases) Query(ctx context.Context, tenant, caller, name, sql string,
 	if err != nil {
 		return nil, 0, err
 	}
-	res, err := db.Query(ctx, caller, sql, args...)
+	res, err := db.Query(guardContext(ctx), caller, sql, args...)
 	return res, db.Options().ShownRows, err
 }
 
-// DB returns a tenant's guarded database, opening it now if it is not open
-// yet, so that a command fails before it starts work on a database it
-// cannot reach; a database the tenant lacks is a bad request naming those
-// it has. A nil Databases has none.
+// DB returns a tenant's guarded database, as the caller of ctx may use
+// it, opening it now if it is not open yet, so that a command fails before
+// it starts work on a database it cannot reach; a database the tenant
+// lacks, or the caller may not use, is a bad request naming those it may.
+// A nil Databases has none. Whoever queries it passes the caller's values
+// on with guardContext.
 func (d *Databases) DB(ctx context.Context, tenant, name string) (*sqlguard.DB, error) {
 	var names []string
-	for _, db := range d.For(tenant) {
+	for _, db := range d.Visible(ctx, tenant) {
 		if db.Name == name {
-			return d.handle(ctx, db)
+			return d.handle(ctx, db, callerFrom(ctx).Policy)
 		}
 		names = append(names, db.Name)
 	}
@@ -98,19 +113,32 @@ func (d *Databases) DB(ctx context.Context, tenant, name string) (*sqlguard.DB, 
 // handle returns the open guarded database, opening it on first use. The
 // cause of a failure goes to the log, not to the client, since it may name
 // hosts and users.
-func (d *Databases) handle(ctx context.Context, target Database) (*sqlguard.DB, error) {
+//
+// A policy's callers get a handle of their own, with the policy's options:
+// the guard's validator is built from them.
+func (d *Databases) handle(ctx context.Context, target Database, p *Policy) (*sqlguard.DB, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if db := d.open[target.Name]; db != nil {
+	key := target.Name + "\x00" + p.name()
+	if db := d.open[key]; db != nil {
 		return db, nil
 	}
-	db, err := sqlguard.Open(ctx, target.Name, target.DSN, target.Guard, d.audit)
+	db, err := sqlguard.Open(ctx, target.Name, target.DSN, p.options(target.Guard), d.audit)
 	if err != nil {
 		fmt.Fprintf(d.log, "okf: %v\n", err)
 		return nil, fmt.Errorf("database %s is unavailable (the log says why)", target.Name)
 	}
-	d.open[target.Name] = db
+	d.open[key] = db
 	return db, nil
+}
+
+// guardContext passes the caller's values of ctx on to the guard, whose
+// row filters read them.
+func guardContext(ctx context.Context) context.Context {
+	if v := callerFrom(ctx).Values; v != nil {
+		return sqlguard.WithCaller(ctx, v)
+	}
+	return ctx
 }
 
 // Close closes every database opened.

@@ -163,9 +163,9 @@ type servedQuery struct {
 // servedQueries returns the view's verified queries that have a database
 // of the tenant to run on, sorted by bundle and id, each with a tool name
 // that does not depend on use.
-func (t *Toolbox) servedQueries(v *View) []servedQuery {
+func (t *Toolbox) servedQueries(ctx context.Context, v *View) []servedQuery {
 	var out []servedQuery
-	dbs := t.Databases.For(t.Tenant)
+	dbs := t.Databases.Visible(ctx, t.Tenant)
 	taken := map[string]bool{}
 	for _, name := range ToolNames {
 		taken[name] = true
@@ -256,13 +256,13 @@ func (t *Toolbox) QueryTools(ctx context.Context) ([]Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.queryTools(v), nil
+	return t.queryTools(ctx, v), nil
 }
 
 // queryTools are the tool definitions of the verified queries: run_query
 // when there is any, and the listed ones.
-func (t *Toolbox) queryTools(v *View) []Tool {
-	all := t.servedQueries(v)
+func (t *Toolbox) queryTools(ctx context.Context, v *View) []Tool {
+	all := t.servedQueries(ctx, v)
 	if len(all) == 0 {
 		return nil
 	}
@@ -369,7 +369,7 @@ func (t *Toolbox) RunQuery(ctx context.Context, caller, name string, values map[
 	if err != nil {
 		return nil, err
 	}
-	q, ok := findQuery(t.servedQueries(v), strings.TrimSpace(name))
+	q, ok := findQuery(t.servedQueries(ctx, v), strings.TrimSpace(name))
 	if !ok {
 		return nil, BadRequest("there is no verified query %q; search for one (its id is in the first column)", name)
 	}
@@ -434,7 +434,7 @@ func (t *Toolbox) Queries(ctx context.Context) ([]QueryInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := t.servedQueries(v)
+	all := t.servedQueries(ctx, v)
 	listed := t.listedQueries(all)
 	out := make([]QueryInfo, 0, len(all))
 	for _, q := range all {

@@ -3,9 +3,11 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/okf-tools/okf/internal/tokens"
+	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/search"
 )
 
@@ -62,4 +64,42 @@ func (s Strategy) Sentence() string {
 	}
 	return fmt.Sprintf("It holds %d concepts (%d tokens, less than %d searches): read it whole once, before searching.",
 		s.Concepts, s.ManifestTokens, SearchFirstRatio)
+}
+
+// The knowledge strategies an agent can be given, defined here once so
+// that okf eval retrieval measures what the agent reads: schema is the
+// baseline without business knowledge, auto picks between pasting the
+// documents whole and context packs.
+
+// SchemaText is every table's Schema section of a bundle ("" for every
+// bundle): the tables and columns with their types, keys and meanings,
+// and none of the business rules. It is the schema strategy's knowledge;
+// tables are the refs (bundle/id) of the tables it shows.
+func SchemaText(s *readmodel.Snapshot, bundle string) (text string, tables []string) {
+	var b strings.Builder
+	for i := range s.Concepts {
+		t := &s.Concepts[i]
+		if bundle != "" && t.Bundle != bundle || !t.IsTable() {
+			continue
+		}
+		body := s.Body(t)
+		if sec, ok := t.Section("schema"); ok {
+			body = body[sec.Start:sec.End]
+		}
+		fmt.Fprintf(&b, "## %s\n%s\n", t.ID, body)
+		tables = append(tables, t.Bundle+"/"+t.ID)
+	}
+	return b.String(), tables
+}
+
+// AutoPastesRaw reports whether, for a session of n questions of one
+// database, pasting its documents of rawTokens once is cheaper than a
+// context pack of packTokens a question: the auto strategy's choice. In
+// one conversation whose every call re-reads the earlier context at a
+// cache rate c, the raw session bills R(1 + c·n) and the packs nP(1 + c·n):
+// the cache rate cancels, and raw wins when R ≤ n·P, that is from R/P
+// questions on. Runs asked apart sharing a cached prefix come out the
+// same way.
+func AutoPastesRaw(rawTokens, packTokens, n int) bool {
+	return rawTokens <= n*packTokens
 }

@@ -150,7 +150,7 @@ func (t *Toolbox) Tools(ctx context.Context) ([]Tool, Strategy, error) {
 		{ToolListDatabases, descListDatabases, schemaOf[NoInput]()},
 		{ToolRunSQL, descRunSQL, schemaOf[RunSQLInput]()},
 		{ToolValues, descValues, schemaOf[ValuesInput]()},
-	}, t.queryTools(v)...), strat, nil
+	}, t.queryTools(ctx, v)...), strat, nil
 }
 
 // SchemaJSON is a schema as the bytes a model's tool list carries.
@@ -254,7 +254,7 @@ func (t *Toolbox) call(ctx context.Context, caller, name string, args json.RawMe
 		if _, err := decode[NoInput](name, args); err != nil {
 			return Result{}, err
 		}
-		return Result{Text: databasesText(t.Databases.For(t.Tenant))}, nil
+		return Result{Text: databasesText(t.Databases.Visible(ctx, t.Tenant))}, nil
 	case ToolRunSQL:
 		in, err := decode[RunSQLInput](name, args)
 		if err != nil {
@@ -291,7 +291,7 @@ func (t *Toolbox) callQueryTool(ctx context.Context, caller, name string, args j
 	if err != nil {
 		return Result{}, err
 	}
-	all := t.servedQueries(v)
+	all := t.servedQueries(ctx, v)
 	if name == ToolRunQuery && len(all) > 0 {
 		in, err := decode[RunQueryInput](name, args)
 		if err != nil {
@@ -307,7 +307,7 @@ func (t *Toolbox) callQueryTool(ctx context.Context, caller, name string, args j
 		return queryResult(t.runQuery(ctx, caller, q, in))
 	}
 	names := slices.Clone(ToolNames)
-	for _, tool := range t.queryTools(v) {
+	for _, tool := range t.queryTools(ctx, v) {
 		names = append(names, tool.Name)
 	}
 	return Result{}, BadRequest("there is no tool %q; the tools are %s", name, strings.Join(names, ", "))

@@ -56,7 +56,7 @@ func (d *Databases) Values(ctx context.Context, tenant, caller, database, column
 	if err != nil {
 		return nil, err
 	}
-	return ColumnValues(ctx, db, caller, column, text)
+	return ColumnValues(guardContext(ctx), db, caller, column, text)
 }
 
 // ColumnValues is Values on one guarded database, as okf values asks it.
@@ -64,6 +64,12 @@ func ColumnValues(ctx context.Context, db *sqlguard.DB, caller, column, text str
 	ref, target, err := resolveColumn(db.Catalog(), column)
 	if err != nil {
 		return nil, err
+	}
+	i := strings.LastIndexByte(column, '.')
+	if table := column[:i]; db.Masks(table[strings.LastIndexByte(table, '.')+1:], column[i+1:]) {
+		// Its values would come back as masks: say so rather than
+		// list them.
+		return nil, BadRequest("column %s is masked: its values are not shown, though it may be filtered on, grouped and counted", column)
 	}
 	if text == "" {
 		res, err := db.Query(ctx, caller, fmt.Sprintf("SELECT %s, count(*) AS n FROM %s WHERE %s IS NOT NULL GROUP BY %s ORDER BY n DESC, %s LIMIT %d",
@@ -79,9 +85,10 @@ func ColumnValues(ctx context.Context, db *sqlguard.DB, caller, column, text str
 		}
 		return out, nil
 	}
-	param := "?"
-	if db.Dialect() == sqlguard.DialectPostgres {
-		param = "$1"
+	// DuckDB takes $1 too, and the guard reads it with PostgreSQL's parser.
+	param := "$1"
+	if db.Dialect() == sqlguard.DialectSQLite {
+		param = "?"
 	}
 	// The values holding the text, in any case; then, for typos, a
 	// sample of the column's values, ranked here.

@@ -27,6 +27,23 @@ type Task struct {
 	Management bool
 }
 
+// ManagementSkip is why an eval leaves a management task out.
+const ManagementSkip = "a management task: LiveSQLBench scores it with its test_cases, Python functions its own harness runs " +
+	"over a writable copy of the database; okf runs no Python, so it does not score it (and its agent's guard is read-only)"
+
+// Askable splits tasks into those an eval asks and those it leaves out,
+// with why: management tasks, which change the database.
+func Askable(tasks []Task) (asked []Task, skipped []Skip) {
+	for _, t := range tasks {
+		if t.Management {
+			skipped = append(skipped, Skip{Question: t.ID, Reason: ManagementSkip})
+			continue
+		}
+		asked = append(asked, t)
+	}
+	return asked, skipped
+}
+
 // Comparison says how a predicted result must match the gold one.
 type Comparison struct {
 	// BIRD compares rows as sets. Otherwise rows compare as LiveSQLBench's

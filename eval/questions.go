@@ -1,6 +1,9 @@
 // Package eval measures how well okf serves knowledge: retrieval quality
 // and the tokens an agent would read, with no model involved, and (with a
-// model) execution accuracy. Question sets are JSON lines in the
+// model) execution accuracy: each question asked repeatedly with each
+// strategy and model, every outcome scored with the reason it missed,
+// accuracy with its interval, and two strategies or models compared
+// paired, with McNemar's test. Question sets are JSON lines in the
 // LiveSQLBench shape (a question, its database, gold SQL and the ids of the
 // business rules it needs) or the BIRD shape (a question, its database,
 // evidence and gold SQL).

@@ -117,11 +117,3 @@ func TestRetrievalSkipsBrokenGold(t *testing.T) {
 		}
 	}
 }
-
-func TestAutoPastesRaw(t *testing.T) {
-	// 10,000 raw tokens against packs of 2,000: a session of five
-	// questions breaks even, six paste the raw documents.
-	if AutoPastesRaw(10000, 2000, 4) || !AutoPastesRaw(10000, 2000, 5) || !AutoPastesRaw(10000, 2000, 6) {
-		t.Error("the crossover is at raw/pack questions")
-	}
-}

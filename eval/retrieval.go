@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/okf-tools/okf"
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/queries"
 	"github.com/okf-tools/okf/readmodel"
@@ -29,7 +30,7 @@ import (
 // pastes every table's schema and no business knowledge (the baseline),
 // search searches then reads what it found, context reads one context pack,
 // and auto pastes the raw documentation when a session is cheaper that way
-// (AutoPastesRaw) and reads packs otherwise.
+// (engine.AutoPastesRaw) and reads packs otherwise.
 var Strategies = []string{"raw", "navigator", "manifest", "schema", "search", "context", "auto"}
 
 // CacheRate is the share of the price a cached prompt token costs when a
@@ -314,7 +315,8 @@ func Retrieval(c *Corpus, qs []Question, o Options) (outcomes []Outcome, skipped
 				for col := range g.columns {
 					seen[col] = true
 				}
-				out.turns = []turn{{[]item{shown("schema:"+q.Database, c.schemaText(q.Database), o.Count)}}}
+				text, _ := engine.SchemaText(c.Snap, q.Database)
+				out.turns = []turn{{[]item{shown("schema:"+q.Database, text, o.Count)}}}
 			case "search":
 				c.searchOutcome(&out, seen, text, scope, g, k, o)
 			case "context":
@@ -417,18 +419,8 @@ func (c *Corpus) rankMissed(missing []string, g gold, text, bundle string, o Opt
 	return out
 }
 
-// AutoPastesRaw reports whether, for a session of n questions in one
-// conversation, pasting raw documentation of rawTokens once is cheaper
-// than a context pack of packTokens a question. With every earlier token
-// re-read at CacheRate, the raw session bills R(1 + CacheRate·n) and the
-// packs nP(1 + CacheRate·n): the cache rate cancels, and raw wins when
-// R ≤ n·P, that is from R/P questions on.
-func AutoPastesRaw(rawTokens, packTokens, n int) bool {
-	return rawTokens <= n*packTokens
-}
-
 // decideAuto makes each database's auto outcomes its raw ones or its
-// context ones, as AutoPastesRaw decides for a session of all the
+// context ones, as engine.AutoPastesRaw decides for a session of all the
 // database's questions with packs at the budget: what an agent knows
 // before it asks.
 func decideAuto(outcomes []Outcome, budget int) []Outcome {
@@ -446,7 +438,7 @@ func decideAuto(outcomes []Outcome, budget int) []Outcome {
 		}
 	}
 	for i, o := range outcomes {
-		if o.Strategy != "auto" || AutoPastesRaw(rawTokens[o.Database], budget, questions[o.Database]) {
+		if o.Strategy != "auto" || engine.AutoPastesRaw(rawTokens[o.Database], budget, questions[o.Database]) {
 			continue
 		}
 		pack := context[o.Question]
@@ -454,24 +446,6 @@ func decideAuto(outcomes []Outcome, budget int) []Outcome {
 		outcomes[i] = pack
 	}
 	return outcomes
-}
-
-// schemaText is every table's Schema section of a bundle, as the schema
-// strategy pastes it.
-func (c *Corpus) schemaText(db string) string {
-	var b strings.Builder
-	for i := range c.Snap.Concepts {
-		t := &c.Snap.Concepts[i]
-		if t.Bundle != db || !t.IsTable() {
-			continue
-		}
-		body := c.Snap.Body(t)
-		if sec, ok := t.Section("schema"); ok {
-			body = body[sec.Start:sec.End]
-		}
-		fmt.Fprintf(&b, "## %s\n%s\n", t.ID, body)
-	}
-	return b.String()
 }
 
 // getTurn is one batched read of whole concept bodies.

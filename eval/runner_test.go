@@ -120,7 +120,7 @@ func readScores(t *testing.T, path string) []eval.Score {
 // model "down"), which Run reports as its error.
 func runEval(t *testing.T, path string, a eval.Asker, models []string, wantFailed int) (*eval.Runner, string) {
 	t.Helper()
-	r, err := eval.NewRunner(path, a, []string{"context"}, models)
+	r, err := eval.NewRunner(path, a, []string{"context"}, models, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,36 +136,42 @@ func runEval(t *testing.T, path string, a eval.Asker, models []string, wantFaile
 	return r, progress.String()
 }
 
-// Every run is scored by its result against the gold one; a run that
-// cannot be compared scores 0 with a note saying why. A run that failed
-// (the endpoint, not the model's SQL) is no answer: it is not scored, and
-// the eval fails.
+// Every run is scored by its result against the gold one, with the reason
+// it missed; a run that cannot be compared is a gold_error with a note
+// saying why. A run that failed (the endpoint, not the model's SQL) is no
+// answer: recorded as model_error, not scored, and the eval fails.
 func TestRunnerScores(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
 	_, progress := runEval(t, path, &fakeAsker{}, []string{"gold", "wrong", "down"}, 4)
-	if !strings.Contains(progress, " 1 context down: failed, not scored: the model is down\n") {
+	if !strings.Contains(progress, " 1 context down: failed, not scored: the model is down\n") || !strings.Contains(progress, " 1 context wrong: submitted, wrong_values\n") {
 		t.Errorf("progress:\n%s", progress)
 	}
 	type score struct {
-		correct    bool
-		stop, note string
+		correct            bool
+		reason, stop, note string
 	}
 	got := map[string]score{}
 	for _, s := range readScores(t, path) {
-		if s.Database != "superhero" || s.Strategy != "context" || s.Run == "" {
-			t.Errorf("score %+v: want database superhero, strategy context and a run", s)
+		if s.Database != "superhero" || s.Strategy != "context" || s.Run == "" || s.Repeat != 1 {
+			t.Errorf("score %+v: want database superhero, strategy context, repeat 1 and a run", s)
 		}
-		got[s.Task+" "+s.Model] = score{s.Correct, s.Stop, s.Note}
+		got[s.Task+" "+s.Model] = score{s.Correct, s.Reason, s.Stop, s.Note}
 	}
+	goldFailed := "gold SQL failed: no such table in SELECT name FROM missing"
+	tooMany := fmt.Sprintf("the gold result has more than %d rows", eval.RowCap)
 	want := map[string]score{
-		"1 gold":  {true, trace.Submitted, ""},
-		"1 wrong": {false, trace.Submitted, ""},
-		"2 gold":  {false, trace.Submitted, "gold SQL failed: no such table in SELECT name FROM missing"},
-		"2 wrong": {false, trace.Submitted, "gold SQL failed: no such table in SELECT name FROM missing"},
-		"3 gold":  {true, trace.Submitted, ""},
-		"3 wrong": {false, trace.Submitted, "the submitted SQL fails without ROUND: no such table in SELECT (0.5)"},
-		"4 gold":  {false, trace.Submitted, fmt.Sprintf("a result has more than %d rows", eval.RowCap)},
-		"4 wrong": {false, trace.Submitted, fmt.Sprintf("a result has more than %d rows", eval.RowCap)},
+		"1 gold":  {true, eval.Correct, trace.Submitted, ""},
+		"1 wrong": {false, eval.WrongValues, trace.Submitted, ""},
+		"1 down":  {false, eval.ModelError, trace.Failed, "the model is down"},
+		"2 gold":  {false, eval.GoldError, trace.Submitted, goldFailed},
+		"2 wrong": {false, eval.GoldError, trace.Submitted, goldFailed},
+		"2 down":  {false, eval.ModelError, trace.Failed, "the model is down"},
+		"3 gold":  {true, eval.Correct, trace.Submitted, ""},
+		"3 wrong": {false, eval.SQLError, trace.Submitted, "the submitted SQL fails without ROUND: no such table in SELECT (0.5)"},
+		"3 down":  {false, eval.ModelError, trace.Failed, "the model is down"},
+		"4 gold":  {false, eval.GoldError, trace.Submitted, tooMany},
+		"4 wrong": {false, eval.GoldError, trace.Submitted, tooMany},
+		"4 down":  {false, eval.ModelError, trace.Failed, "the model is down"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("scores:\n got %v\nwant %v", got, want)
@@ -173,7 +179,7 @@ func TestRunnerScores(t *testing.T) {
 }
 
 // A run already in the results file is not asked again, and counts in
-// the totals with the run log's record of it. A failed run, and a score a
+// the report with the run log's record of it. A failed run, and a score a
 // crash cut short, are asked again.
 func TestRunnerResumes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
@@ -193,8 +199,8 @@ func TestRunnerResumes(t *testing.T) {
 	}
 	data, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if len(lines) != 6 || !strings.HasSuffix(lines[2], `"strategy":"con`) || !strings.HasPrefix(lines[3], `{"task":`) {
-		t.Errorf("results file: the torn line and then 3 new scores on lines of their own:\n%s", data)
+	if len(lines) != 10 || !strings.HasSuffix(lines[2], `"strategy":"con`) || !strings.HasPrefix(lines[3], `{"task":`) {
+		t.Errorf("results file: the torn line and then 7 new outcomes on lines of their own:\n%s", data)
 	}
 
 	again := &fakeAsker{}
@@ -204,13 +210,88 @@ func TestRunnerResumes(t *testing.T) {
 	}
 	cost := 0.25
 	runs := append(a.runs, trace.Record{ID: "earlier", LLMCalls: 1, Usage: llm.Usage{Input: 500, Output: 10}, Cost: &cost})
+	rep := r.Report(tasks, runs, nil)
 	want := []eval.Totals{
-		{Strategy: "context", Model: "gold", Scored: 4, Correct: 2, Stops: map[string]int{trace.Submitted: 4},
+		{Strategy: "context", Model: "gold", Scored: 4, Correct: 2, Reasons: map[string]int{eval.Correct: 2, eval.GoldError: 2},
 			Calls: 7, In: 3500, Out: 160, Cost: 4 * cost, CostKnown: true},
+		{Strategy: "context", Model: "down", Reasons: map[string]int{eval.ModelError: 4}, CostKnown: true},
 	}
-	if got := r.Totals(tasks, runs); !reflect.DeepEqual(got, want) {
-		t.Errorf("totals:\n got %+v\nwant %+v", got, want)
+	if !reflect.DeepEqual(rep.Rows, want) {
+		t.Errorf("totals:\n got %+v\nwant %+v", rep.Rows, want)
 	}
+	// The misses are in task order: each question's gold error, then its
+	// model error, whose run is the latest failed one.
+	var misses []string
+	for _, m := range rep.Misses {
+		misses = append(misses, m.Task+" "+m.Model+" "+m.Reason)
+	}
+	if got := strings.Join(misses, ", "); got != "1 down model_error, 2 gold gold_error, 2 down model_error, 3 down model_error, 4 gold gold_error, 4 down model_error" {
+		t.Errorf("misses: %s", got)
+	}
+	if rates := rep.PassRates[0].Rates; rep.PassRates[0].Task != "1" || rates[0] != (eval.Rate{Correct: 1, Scored: 1}) || rates[1] != (eval.Rate{}) {
+		t.Errorf("pass rates of task 1: %+v", rep.PassRates[0])
+	}
+}
+
+// TestRunnerRepeatsResume: with --repeat, every task is asked once before
+// any is asked again; an eval interrupted mid-way resumes with the runs it
+// had not scored, so that over both every run is answered exactly once,
+// repeats included.
+func TestRunnerRepeatsResume(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := &fakeAsker{interrupt: 5, cancel: cancel}
+	r, err := eval.NewRunner(path, first, []string{"context", "raw"}, []string{"gold"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(ctx, tasks[:2], 1, io.Discard); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	r.Close()
+	if got := strings.Join(first.asked[:4], ","); got != "1 context gold,1 raw gold,2 context gold,2 raw gold" {
+		t.Errorf("first asks %s: want each task once before repeating", got)
+	}
+	second := &fakeAsker{}
+	r, progress := runRepeats(t, path, second)
+	if !strings.HasPrefix(progress, "eval: 8 runs to do, 4 already scored\n") || !strings.Contains(progress, "] 1 context gold #2: submitted, correct\n") {
+		t.Errorf("progress:\n%s", progress)
+	}
+	answered := map[string]int{}
+	for _, s := range readScores(t, path) {
+		answered[fmt.Sprintf("%s %s #%d", s.Task, s.Strategy, s.Repeat)]++
+	}
+	if len(answered) != 12 || len(first.runs)+len(second.runs) != 12 {
+		t.Errorf("answered %v in %d+%d runs, want the 12 runs once each", answered, len(first.runs), len(second.runs))
+	}
+	for k, n := range answered {
+		if n != 1 {
+			t.Errorf("%s scored %d times", k, n)
+		}
+	}
+	rep := r.Report(tasks[:2], append(first.runs, second.runs...), nil)
+	if rep.Repeat != 3 || rep.Rows[0].Scored != 6 || rep.PassRates[0].Rates[0] != (eval.Rate{Correct: 3, Scored: 3}) || rep.PassRates[1].Rates[1] != (eval.Rate{Scored: 3}) {
+		t.Errorf("report: %+v", rep)
+	}
+	third := &fakeAsker{}
+	if _, progress := runRepeats(t, path, third); len(third.asked) != 0 || !strings.HasPrefix(progress, "eval: 0 runs to do, 12 already scored") {
+		t.Errorf("a finished eval asked %v again", third.asked)
+	}
+}
+
+func runRepeats(t *testing.T, path string, a eval.Asker) (*eval.Runner, string) {
+	t.Helper()
+	r, err := eval.NewRunner(path, a, []string{"context", "raw"}, []string{"gold"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	var progress strings.Builder
+	if err := r.Run(context.Background(), tasks[:2], 1, &progress); err != nil {
+		t.Fatal(err)
+	}
+	return r, progress.String()
 }
 
 // An interrupted eval returns the context's error and leaves the run it
@@ -220,7 +301,7 @@ func TestRunnerInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a := &fakeAsker{interrupt: 2, cancel: cancel}
-	r, err := eval.NewRunner(path, a, []string{"context"}, []string{"gold"})
+	r, err := eval.NewRunner(path, a, []string{"context"}, []string{"gold"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +337,7 @@ func TestRunnerInterruptedWhileScoring(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r, err := eval.NewRunner(path, cancelAsker{cancellingDB{cancel}}, []string{"context"}, []string{"gold"})
+	r, err := eval.NewRunner(path, cancelAsker{cancellingDB{cancel}}, []string{"context"}, []string{"gold"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +357,7 @@ func TestRunnerInterruptedWhileScoring(t *testing.T) {
 func TestRunnerStopsAtAnAskerError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "eval-results.jsonl")
 	f := &fakeAsker{}
-	r, err := eval.NewRunner(path, f, []string{"context"}, []string{"refused"})
+	r, err := eval.NewRunner(path, f, []string{"context"}, []string{"refused"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

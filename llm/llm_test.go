@@ -275,11 +275,13 @@ func TestScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
+	var usage []llm.Usage
 	for range 3 {
-		r, err := c.Chat(context.Background(), &llm.Request{})
+		r, err := c.Chat(context.Background(), &llm.Request{System: "You answer questions.", Messages: []llm.Message{{Role: llm.User, Content: "How many orders?"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		usage = append(usage, r.Usage)
 		got = append(got, r.Message.Content)
 		for _, tc := range r.Message.ToolCalls {
 			got = append(got, tc.Name+" "+tc.Arguments)
@@ -291,6 +293,11 @@ func TestScript(t *testing.T) {
 	want := []string{"", `run_sql {"sql":"SELECT 1"}`, "", `run_sql {"sql": broken`, "done"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("replies = %q, want %q", got, want)
+	}
+	// A reply that states its usage reports it; one that does not is
+	// counted in o200k tokens: the request's 4 + 4, the reply's own.
+	if usage[0] != (llm.Usage{Input: 100, Output: 10}) || usage[1] != (llm.Usage{Input: 8, Output: 6}) || usage[2] != (llm.Usage{Input: 8, Output: 1}) {
+		t.Errorf("usage = %+v", usage)
 	}
 	if _, err := c.Chat(context.Background(), &llm.Request{}); err == nil || !strings.Contains(err.Error(), "no reply left after 3") {
 		t.Errorf("fourth call: %v", err)

@@ -8,10 +8,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/okf-tools/okf/internal/tokens"
 )
 
 // ScriptReply is one line of a conversation file: the assistant message
 // the script provider returns for the next call, and the usage to report.
+// Without a usage, the call is counted (measuredUsage).
 type ScriptReply struct {
 	Content   string `json:"content,omitempty"`
 	ToolCalls []struct {
@@ -19,7 +22,7 @@ type ScriptReply struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"tool_calls,omitempty"`
-	Usage Usage `json:"usage"`
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // script replays a conversation file: each call returns the next line's
@@ -81,7 +84,7 @@ func (s *script) Chat(ctx context.Context, req *Request) (*Response, error) {
 	}
 	r := s.replies[s.next]
 	s.next++
-	out := &Response{Message: Message{Role: Assistant, Content: r.Content}, Usage: r.Usage, Model: s.c.Model, Finish: "script"}
+	out := &Response{Message: Message{Role: Assistant, Content: r.Content}, Model: s.c.Model, Finish: "script"}
 	for i, tc := range r.ToolCalls {
 		id := tc.ID
 		if id == "" {
@@ -96,7 +99,37 @@ func (s *script) Chat(ctx context.Context, req *Request) (*Response, error) {
 		}
 		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: id, Name: tc.Name, Arguments: args})
 	}
+	if r.Usage != nil {
+		out.Usage = *r.Usage
+	} else {
+		out.Usage = measuredUsage(req, out.Message)
+	}
 	out.Cost = s.c.Price.Cost(out.Usage)
 	req.Stream.replay(out.Message)
 	return out, nil
+}
+
+// measuredUsage counts a call as o200k tokens, the tokenizer of OpenAI's
+// current models: the request's system prompt, tools and messages as its
+// input, the reply's text and tool calls as its output. A replayed run
+// whose conversation file states no usage thus shows what its prompts
+// would cost, strategy by strategy; a provider's own tokenizer and
+// message framing count somewhat differently.
+func measuredUsage(req *Request, reply Message) Usage {
+	in := tokens.Count(req.System)
+	for _, t := range req.Tools {
+		in += tokens.Count(t.Name) + tokens.Count(t.Description) + tokens.Count(string(t.Parameters))
+	}
+	for _, m := range req.Messages {
+		in += messageTokens(m)
+	}
+	return Usage{Input: in, Output: messageTokens(reply)}
+}
+
+func messageTokens(m Message) int {
+	n := tokens.Count(m.Content)
+	for _, tc := range m.ToolCalls {
+		n += tokens.Count(tc.Name) + tokens.Count(tc.Arguments)
+	}
+	return n
 }

@@ -16,12 +16,15 @@ import (
 	"github.com/okf-tools/okf/sqlguard"
 )
 
-// Dialect is the SQL dialect of a bundle: SQLite when its tables say so,
-// else PostgreSQL.
+// Dialect is the SQL dialect of a bundle: SQLite or DuckDB when its tables
+// say so, else PostgreSQL.
 func Dialect(b *okf.Bundle) sqlguard.Dialect {
 	for _, d := range b.Docs {
-		if t := strings.ToLower(d.Type()); strings.HasPrefix(t, "sqlite") {
+		switch t := strings.ToLower(d.Type()); {
+		case strings.HasPrefix(t, "sqlite"):
 			return sqlguard.DialectSQLite
+		case strings.HasPrefix(t, "duckdb"):
+			return sqlguard.DialectDuckDB
 		}
 	}
 	return sqlguard.DialectPostgres

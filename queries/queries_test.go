@@ -39,3 +39,19 @@ func TestBind(t *testing.T) {
 		t.Errorf("sqlite: %q", sql)
 	}
 }
+
+func TestDialect(t *testing.T) {
+	for typ, want := range map[string]sqlguard.Dialect{
+		"PostgreSQL Table": sqlguard.DialectPostgres, "SQLite Table": sqlguard.DialectSQLite,
+		"DuckDB View": sqlguard.DialectDuckDB, "Table": sqlguard.DialectPostgres,
+	} {
+		b := okf.NewBundle([]*okf.Document{okf.Parse("tables/t.md", []byte("---\ntype: "+typ+"\ntitle: T\n---\n# T\n"))})
+		if got := Dialect(b); got != want {
+			t.Errorf("%s: %s, want %s", typ, got, want)
+		}
+	}
+	// DuckDB binds $1 as PostgreSQL does.
+	if sql, _ := Bind("SELECT :a", sqlguard.DialectDuckDB); sql != "SELECT $1" {
+		t.Errorf("duckdb: %q", sql)
+	}
+}

@@ -39,6 +39,7 @@ func (s *Server) api(write bool, h func(w http.ResponseWriter, r *http.Request, 
 			writeJSONError(w, http.StatusForbidden, fmt.Sprintf("token %s may read tenant %s, not write it", g.Name, g.Tenant))
 			return
 		}
+		r = r.WithContext(engine.WithCaller(r.Context(), s.callerOf(g)))
 		if err := h(w, r, tenant); err != nil {
 			s.writeError(w, err)
 		}
@@ -229,8 +230,8 @@ type databaseJSON struct {
 	Tables []string `json:"tables,omitempty"`
 }
 
-func (s *Server) apiDatabases(w http.ResponseWriter, _ *http.Request, tenant string) error {
-	dbs := s.dbs.For(tenant)
+func (s *Server) apiDatabases(w http.ResponseWriter, r *http.Request, tenant string) error {
+	dbs := s.dbs.Visible(r.Context(), tenant)
 	out := make([]databaseJSON, len(dbs))
 	for i, d := range dbs {
 		out[i] = databaseJSON{d.Name, d.Engine(), d.Bundle, d.Guard.Tables}
@@ -262,8 +263,12 @@ func (s *Server) apiSQL(w http.ResponseWriter, r *http.Request, tenant string) e
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"columns": res.Columns, "rows": res.Rows, "total": res.Total,
-		"total_known": res.TotalKnown, "text": res.Text(shown)})
+	out := map[string]any{"columns": res.Columns, "rows": res.Rows, "total": res.Total,
+		"total_known": res.TotalKnown, "text": res.Text(shown)}
+	if len(res.MaskedColumns) > 0 {
+		out["masked_columns"], out["masked_cells"] = res.MaskedColumns, res.MaskedCells
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -55,6 +55,7 @@ type tokenEntry struct {
 	Name   string `json:"name"`
 	Tenant string `json:"tenant"`
 	Write  bool   `json:"write,omitempty"`
+	Policy string `json:"policy,omitempty"`
 	SHA256 string `json:"sha256"`
 }
 
@@ -66,7 +67,7 @@ func LoadTokens(path string) ([]Grant, error) {
 	}
 	grants := make([]Grant, 0, len(doc.Tokens))
 	for i, e := range doc.Tokens {
-		g := Grant{Name: e.Name, Tenant: e.Tenant, Write: e.Write}
+		g := Grant{Name: e.Name, Tenant: e.Tenant, Write: e.Write, Policy: e.Policy}
 		sum, err := hex.DecodeString(e.SHA256)
 		switch {
 		case e.Name == "":
@@ -100,11 +101,12 @@ func readTokens(path string) (tokensDoc, error) {
 	return doc, nil
 }
 
-// MintToken makes a new random token granting a tenant, records its SHA-256
-// under name in the tokens file (created with mode 0600 if missing, and
+// MintToken makes a new random token with a grant (its name, tenant, write
+// and policy), records its SHA-256 in the tokens file (created with mode 0600 if missing, and
 // replaced whole, never half-written) and returns the token, which is shown
 // once and kept nowhere.
-func MintToken(path, name, tenant string, write bool) (string, error) {
+func MintToken(path string, g Grant) (string, error) {
+	name, tenant := g.Name, g.Tenant
 	if name == "" {
 		return "", errors.New("a token needs a name")
 	}
@@ -120,7 +122,7 @@ func MintToken(path, name, tenant string, write bool) (string, error) {
 	}
 	token := "okf_" + rand.Text() // 130 random bits
 	sum := sha256.Sum256([]byte(token))
-	doc.Tokens = append(doc.Tokens, tokenEntry{Name: name, Tenant: tenant, Write: write, SHA256: hex.EncodeToString(sum[:])})
+	doc.Tokens = append(doc.Tokens, tokenEntry{Name: name, Tenant: tenant, Write: g.Write, Policy: g.Policy, SHA256: hex.EncodeToString(sum[:])})
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return "", err

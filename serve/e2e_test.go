@@ -91,7 +91,7 @@ serve:
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	token, err := MintToken(filepath.Join(data, TokensFile), "e2e", "acme", false)
+	token, err := MintToken(filepath.Join(data, TokensFile), Grant{Name: "e2e", Tenant: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,11 +309,11 @@ func TestServeWatch(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "sales", "orders.md"), "---\ntype: Table\ndescription: Orders.\n---\nOne row per order.\n")
 	tokens := filepath.Join(t.TempDir(), TokensFile)
-	token, err := MintToken(tokens, "watcher", "acme", true)
+	token, err := MintToken(tokens, Grant{Name: "watcher", Tenant: "acme", Write: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := MintToken(tokens, "globex-reader", "globex", false)
+	other, err := MintToken(tokens, Grant{Name: "globex-reader", Tenant: "globex"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,4 +402,3 @@ func TestNodeClientOAuth(t *testing.T) {
 		t.Errorf("okf serve's log:\n%s", srv.log())
 	}
 }
-

@@ -175,7 +175,7 @@ func loadServer(t *testing.T, bundles map[string]map[string][]byte) (*server, st
 	if err := os.WriteFile(cfg, []byte("serve:\n  rate_limit: 1000000\n  burst: 1000000\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	token, err := MintToken(filepath.Join(data, TokensFile), "load", "load", false)
+	token, err := MintToken(filepath.Join(data, TokensFile), Grant{Name: "load", Tenant: "load"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +394,7 @@ INSERT INTO big SELECT i, repeat(md5(i::text), 500000) FROM generate_series(1, 1
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	token, err := MintToken(filepath.Join(data, TokensFile), "big", "acme", false)
+	token, err := MintToken(filepath.Join(data, TokensFile), Grant{Name: "big", Tenant: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,9 @@ type Options struct {
 	// OAuth, when set, also admits callers signed in with an
 	// authorization server (oauthgate.go).
 	OAuth *OAuth
+	// Policies are the policies grants may name, by name: what a caller
+	// held to one may see of its tenant's databases.
+	Policies map[string]*engine.Policy
 	// RateLimit is the requests a second each token may make on average,
 	// Burst how many at once; 0 takes DefaultRateLimit and DefaultBurst.
 	RateLimit float64
@@ -103,6 +106,11 @@ type Server struct {
 	mcps      map[string]*tenantMCP
 	mu        sync.Mutex
 	queryUses map[string]*engine.Uses
+}
+
+// callerOf is the caller a grant makes: its policy and values.
+func (s *Server) callerOf(g *grantState) engine.Caller {
+	return engine.Caller{Policy: s.opts.Policies[g.Policy], Values: g.Caller}
 }
 
 // grantState is a grant with its rate limiter.
@@ -202,14 +210,17 @@ func (s *Server) Tenants() []string {
 func (s *Server) MCPServer(ctx context.Context, tenant string) (*mcp.Server, engine.Strategy, error) {
 	s.mcpMu.Lock()
 	defer s.mcpMu.Unlock()
-	t := s.mcps[tenant]
+	// Callers held to a policy see its databases and query tools only:
+	// each policy has a server of its own.
+	key := tenant + "\x00" + engine.PolicyName(ctx)
+	t := s.mcps[key]
 	if t == nil {
 		srv, strat, err := s.newMCPServer(ctx, tenant)
 		if err != nil {
 			return nil, engine.Strategy{}, err
 		}
 		t = &tenantMCP{srv: srv, strat: strat}
-		s.mcps[tenant] = t
+		s.mcps[key] = t
 	}
 	if err := s.syncQueryTools(ctx, tenant, t); err != nil {
 		return nil, engine.Strategy{}, err
@@ -279,7 +290,7 @@ func (s *Server) handler(stopping context.Context, listenHost string) http.Handl
 
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		g := grantFrom(r.Context())
-		srv, _, err := s.MCPServer(r.Context(), g.Tenant)
+		srv, _, err := s.MCPServer(engine.WithCaller(r.Context(), s.callerOf(g)), g.Tenant)
 		if err != nil {
 			fmt.Fprintf(s.opts.Log, "okf serve: mcp for tenant %s: %v\n", g.Tenant, err)
 			return nil
@@ -288,9 +299,11 @@ func (s *Server) handler(stopping context.Context, listenHost string) http.Handl
 	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.opts.MaxRequestBytes, SessionTimeout: s.opts.SessionIdleTimeout,
 		// checkHost below does the same, with the allowed hosts.
 		DisableLocalhostProtection: true})
-	// The SDK binds each MCP session to the token that opened it.
+	// The SDK binds each MCP session to the token that opened it; each
+	// request carries its caller to the tools.
 	verify := func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: grantFrom(r.Context()).Name}, nil
+		g := grantFrom(r.Context())
+		return &auth.TokenInfo{UserID: g.Name, Extra: map[string]any{callerInfo: s.callerOf(g)}}, nil
 	}
 	mux.Handle("/mcp", s.mcpGate(stopping, auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(mcpHandler)))
 
@@ -331,6 +344,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="okf"`)
 			}
 			refuse(w, r, http.StatusUnauthorized, err.Error())
+			return
+		}
+		if g.Policy != "" && s.opts.Policies[g.Policy] == nil {
+			refuse(w, r, http.StatusForbidden, fmt.Sprintf("%s is held to policy %q, which this server does not define", g.Name, g.Policy))
 			return
 		}
 		if !g.limiter.Allow() {

@@ -32,7 +32,7 @@ func TestSessionFigures(t *testing.T) {
 	}
 	var tokens []string
 	for i := range 100 {
-		tok, err := MintToken(filepath.Join(data, TokensFile), fmt.Sprintf("abandon-%d", i), "acme", false)
+		tok, err := MintToken(filepath.Join(data, TokensFile), Grant{Name: fmt.Sprintf("abandon-%d", i), Tenant: "acme"})
 		if err != nil {
 			t.Fatal(err)
 		}

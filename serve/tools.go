@@ -54,7 +54,7 @@ func addTool(srv *mcp.Server, tb *engine.Toolbox, tenant string, tool engine.Too
 	name := tool.Name
 	srv.AddTool(&mcp.Tool{Name: name, Description: tool.Description, InputSchema: tool.InputSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			r, err := tb.Call(ctx, caller(req, tenant), name, req.Params.Arguments)
+			r, err := tb.Call(callerContext(ctx, req), caller(req, tenant), name, req.Params.Arguments)
 			if err != nil {
 				return nil, err
 			}
@@ -117,6 +117,21 @@ func (s *Server) uses(tenant string) *engine.Uses {
 	}
 	return u
 }
+
+// callerContext holds a tool call to the policy and values of the grant
+// that authenticated it (set where the request was admitted, never from
+// the call's arguments); over stdio there is none.
+func callerContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		if c, ok := req.Extra.TokenInfo.Extra[callerInfo].(engine.Caller); ok {
+			return engine.WithCaller(ctx, c)
+		}
+	}
+	return ctx
+}
+
+// callerInfo is the key of the caller in an MCP request's token info.
+const callerInfo = "okf_caller"
 
 // caller names who is asking, for the audit log: the token's name over
 // HTTP, "mcp" over stdio.

@@ -85,12 +85,13 @@ var postgresFunctions = lazy.Set{Names: []string{
 }}
 
 // sqliteFunctions are SQLite's built-in functions that only compute.
+// like_escape is how PostgreSQL's parser writes LIKE … ESCAPE.
 // load_extension, readfile, writefile, edit, fts3_tokenizer and the
 // pragma_* table functions are out.
 var sqliteFunctions = lazy.Set{Names: []string{
 	// core scalar
 	"abs", "changes", "char", "coalesce", "concat", "concat_ws", "format", "glob", "hex", "ifnull", "iif", "if", "instr",
-	"last_insert_rowid", "length", "like", "likelihood", "likely", "lower", "ltrim", "max", "min", "nullif", "octet_length",
+	"last_insert_rowid", "length", "like", "like_escape", "likelihood", "likely", "lower", "ltrim", "max", "min", "nullif", "octet_length",
 	"printf", "quote", "random", "randomblob", "replace", "round", "rtrim", "sign", "soundex", "substr", "substring",
 	"total_changes", "trim", "typeof", "unhex", "unicode", "unlikely", "upper", "zeroblob", "sqlite_version",
 	// aggregate
@@ -109,6 +110,97 @@ var sqliteFunctions = lazy.Set{Names: []string{
 	"json_group_array", "jsonb_group_array", "json_group_object", "jsonb_group_object", "json_each", "json_tree",
 	"->", "->>",
 }}
+
+// duckdbFunctions are DuckDB's built-in scalar, aggregate and window
+// functions that only compute over the values a query reads (core, ICU and
+// JSON). Out on purpose: query and query_table (SQL given as text),
+// json_execute_serialized_sql, every file reader and glob, the duckdb_* and
+// pragma_* catalog functions, current_setting, getvariable, setseed,
+// stats, version, sequences (nextval), and every function an extension or
+// the database's owner adds (macros).
+var duckdbFunctions = lazy.Set{Names: []string{
+	// math
+	"abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bit_count", "cbrt", "ceil", "ceiling",
+	"cos", "cosh", "cot", "degrees", "divide", "even", "exp", "factorial", "fdiv", "floor", "fmod", "gamma", "gcd",
+	"greatest_common_divisor", "isfinite", "isinf", "isnan", "lcm", "least_common_multiple", "lgamma", "ln", "log",
+	"log10", "log2", "mod", "multiply", "nextafter", "pi", "pow", "power", "radians", "random", "round", "round_even",
+	"roundbankers", "sign", "signbit", "sin", "sinh", "sqrt", "subtract", "tan", "tanh", "trunc", "xor",
+	// strings and bytes
+	"ascii", "bar", "base64", "bin", "bit_length", "chr", "concat", "concat_ws", "contains", "damerau_levenshtein",
+	"decode", "editdist3", "encode", "ends_with", "format", "format_bytes", "formatreadabledecimalsize",
+	"formatreadablesize", "from_base64", "from_binary", "from_hex", "hamming", "hex", "ilike_escape", "instr",
+	"jaccard", "jaro_similarity", "jaro_winkler_similarity", "lcase", "left", "length", "length_grapheme",
+	"levenshtein", "like_escape", "lower", "lpad", "ltrim", "md5", "md5_number", "mismatches", "nfc_normalize",
+	"not_ilike_escape", "not_like_escape", "octet_length", "ord", "position", "prefix", "printf", "regexp_escape",
+	"regexp_extract", "regexp_extract_all", "regexp_full_match", "regexp_matches", "regexp_replace",
+	"regexp_split_to_array", "repeat", "replace", "reverse", "right", "rpad", "rtrim", "sha1", "sha256", "split",
+	"split_part", "starts_with", "str_split", "str_split_regex", "string_split", "string_split_regex",
+	"string_to_array", "strip_accents", "strlen", "strpos", "substr", "substring", "substring_grapheme", "suffix",
+	"to_base", "to_base64", "to_binary", "to_hex", "translate", "trim", "ucase", "unbin", "unhex", "unicode", "upper",
+	"url_decode", "url_encode", "get_bit", "set_bit", "bit_position", "bitstring",
+	// dates and times
+	"age", "century", "current_date", "current_localtime", "current_localtimestamp", "current_time",
+	"current_timestamp", "date_add", "date_diff", "date_part", "date_sub", "date_trunc", "datediff", "datepart",
+	"datesub", "datetrunc", "day", "dayname", "dayofmonth", "dayofweek", "dayofyear", "decade", "epoch", "epoch_ms",
+	"epoch_ns", "epoch_us", "era", "extract", "get_current_time", "get_current_timestamp", "hour", "isodow",
+	"isoyear", "julian", "last_day", "make_date", "make_time", "make_timestamp", "make_timestamp_ns",
+	"make_timestamptz", "microsecond", "millennium", "millisecond", "minute", "month", "monthname", "nanosecond",
+	"now", "quarter", "second", "strftime", "strptime", "time_bucket", "timezone", "timezone_hour",
+	"timezone_minute", "to_centuries", "to_days", "to_decades", "to_hours", "to_microseconds", "to_millennia",
+	"to_milliseconds", "to_minutes", "to_months", "to_quarters", "to_seconds", "to_timestamp", "to_weeks",
+	"to_years", "today", "transaction_timestamp", "try_strptime", "week", "weekday", "weekofyear", "year",
+	"yearweek",
+	// aggregates
+	"any_value", "approx_count_distinct", "approx_quantile", "approx_top_k", "arbitrary", "arg_max", "arg_max_null",
+	"arg_min", "arg_min_null", "argmax", "argmin", "array_agg", "avg", "bit_and", "bit_or", "bit_xor",
+	"bitstring_agg", "bool_and", "bool_or", "corr", "count", "count_if", "countif", "covar_pop", "covar_samp",
+	"entropy", "every", "favg", "first", "fsum", "geomean", "geometric_mean", "group_concat", "histogram",
+	"histogram_exact", "kahan_sum", "kurtosis", "kurtosis_pop", "last", "list", "listagg", "mad", "max", "max_by",
+	"mean", "median", "min", "min_by", "mode", "product", "quantile", "quantile_cont", "quantile_disc",
+	"percentile_cont", "percentile_disc", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2",
+	"regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "reservoir_quantile", "skewness", "stddev", "stddev_pop",
+	"stddev_samp", "string_agg", "sum", "sumkahan", "var_pop", "var_samp", "variance", "weighted_avg", "wavg",
+	// window functions
+	"row_number", "rank", "dense_rank", "rank_dense", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+	"first_value", "last_value", "nth_value", "fill",
+	// lists and arrays
+	"array_append", "array_cat", "array_concat", "array_contains", "array_cosine_distance",
+	"array_cosine_similarity", "array_cross_product", "array_distance", "array_distinct", "array_dot_product",
+	"array_extract", "array_filter", "array_has", "array_has_all", "array_has_any", "array_indexof",
+	"array_inner_product", "array_length", "array_negative_inner_product", "array_pop_back", "array_pop_front",
+	"array_position", "array_prepend", "array_reduce", "array_resize", "array_reverse", "array_reverse_sort",
+	"array_select", "array_slice", "array_sort", "array_to_string", "array_transform", "array_unique",
+	"array_value", "array_where", "array_zip", "cardinality", "flatten", "generate_series", "len", "list_aggr",
+	"list_aggregate", "list_any_value", "list_append", "list_avg", "list_bool_and", "list_bool_or", "list_cat",
+	"list_concat", "list_contains", "list_cosine_distance", "list_cosine_similarity", "list_count",
+	"list_distance", "list_distinct", "list_dot_product", "list_element", "list_entropy", "list_extract",
+	"list_filter", "list_first", "list_grade_up", "list_has", "list_has_all", "list_has_any", "list_indexof",
+	"list_inner_product", "list_intersect", "list_kurtosis", "list_last", "list_mad", "list_max", "list_median",
+	"list_min", "list_mode", "list_negative_inner_product", "list_pack", "list_position", "list_prepend",
+	"list_product", "list_reduce", "list_resize", "list_reverse", "list_reverse_sort", "list_select",
+	"list_skewness", "list_slice", "list_sort", "list_stddev_pop", "list_stddev_samp", "list_string_agg",
+	"list_sum", "list_transform", "list_unique", "list_value", "list_var_pop", "list_var_samp", "list_where",
+	"list_zip", "range", "unnest", "apply", "filter", "reduce",
+	// structs, maps and unions
+	"struct_pack", "struct_extract", "struct_extract_at", "struct_insert", "struct_concat", "row", "map",
+	"map_concat", "map_contains", "map_entries", "map_extract", "map_extract_value", "map_from_entries",
+	"map_keys", "map_values", "element_at", "union_extract", "union_tag", "union_value",
+	// enums
+	"enum_code", "enum_first", "enum_last", "enum_range", "enum_range_boundary",
+	// JSON
+	"to_json", "json", "json_array", "json_array_length", "json_contains", "json_exists", "json_extract",
+	"json_extract_path", "json_extract_path_text", "json_extract_string", "json_group_array", "json_group_object",
+	"json_group_structure", "json_keys", "json_merge_patch", "json_object", "json_pretty", "json_quote",
+	"json_structure", "json_transform", "json_transform_strict", "from_json", "from_json_strict", "json_type",
+	"json_valid", "json_value", "array_to_json", "row_to_json",
+	// nulls, conditions, hashes, types
+	"coalesce", "nullif", "ifnull", "if", "iif", "greatest", "least", "hash", "typeof", "gen_random_uuid", "uuid",
+	"uuidv4", "uuidv7", "error", "constant_or_null", "can_cast_implicitly",
+}}
+
+// duckdbTableFunctions are the table functions DuckDB queries may read
+// from: they generate rows from their arguments and read nothing else.
+var duckdbTableFunctions = lazy.Set{Names: []string{"range", "generate_series", "unnest"}}
 
 // sqliteTableFunctions are the table-valued functions queries may read from.
 var sqliteTableFunctions = lazy.Set{Names: []string{"json_each", "json_tree"}}
@@ -147,8 +239,11 @@ type allowList struct {
 
 func newAllowList(d Dialect, extra []string) (allowList, error) {
 	a := allowList{builtin: postgresFunctions.Get(), extra: map[string]bool{}}
-	if d == DialectSQLite {
+	switch d {
+	case DialectSQLite:
 		a.builtin = sqliteFunctions.Get()
+	case DialectDuckDB:
+		a.builtin = duckdbFunctions.Get()
 	}
 	for _, f := range extra {
 		f = strings.ToLower(strings.TrimSpace(f))
@@ -242,5 +337,8 @@ var functionClasses = []functionClass{
 	{prefixes: []string{"xml", "xpath", "table_to_xml", "schema_to_xml", "database_to_xml"}, why: "XML functions are not on the allowlist"},
 	{prefixes: []string{"dblink", "postgres_fdw"}, why: "it connects to other databases"},
 	{names: []string{"load_extension", "fts3_tokenizer"}, prefixes: []string{"pragma_"}, why: "it loads code or reads SQLite internals"},
+	{names: []string{"query", "query_table", "json_execute_serialized_sql", "json_serialize_sql", "json_deserialize_sql", "json_serialize_plan"}, why: "it runs SQL given as text or reads its plan"},
+	{names: []string{"glob", "sniff_csv", "summary", "iceberg_scan", "delta_scan", "sqlite_scan", "postgres_scan", "mysql_scan"}, prefixes: []string{"read_", "parquet_", "sqlite_attach", "postgres_attach"}, why: "it reads files or other databases"},
+	{names: []string{"getvariable", "which_secret", "stats", "current_schemas", "current_database", "current_catalog"}, prefixes: []string{"duckdb_", "icu_"}, why: "it reads the catalog, settings, variables or secrets"},
 	{names: []string{"version", "inet_server_addr", "inet_server_port", "inet_client_addr", "pg_postmaster_start_time", "pg_conf_load_time", "pg_backend_pid"}, why: "it reads facts about the server"},
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/okf-tools/okf/internal/golden"
 	"github.com/okf-tools/okf/internal/pgtest"
+	"github.com/okf-tools/okf/sqlguard/attacktest"
 )
 
 var update = golden.Update
@@ -190,51 +191,15 @@ func shortError(err error) string {
 
 // checkAttackTable compares the table attack × layer with its golden file
 // (rewritten with -update) and logs it.
-func checkAttackTable(t *testing.T, engine, golden string, records []record) {
+func checkAttackTable(t *testing.T, engine, name string, records []record) {
 	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "| class | attack (%s) | stopped by |\n| --- | --- | --- |\n", engine)
-	single := 0
+	var verdicts []attacktest.Verdict
 	for _, r := range records {
-		layers := strings.Join(r.layers, ", ")
-		if r.attack.single != "" && len(r.layers) < 2 {
-			layers += " (only layer: " + r.attack.single + ")"
-			single++
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.attack.class, r.attack.name, layers)
+		verdicts = append(verdicts, attacktest.Verdict{Class: r.attack.class, Name: r.attack.name, Layers: r.layers, Single: r.attack.single})
 	}
-	fmt.Fprintf(&b, "\n%d attacks; %d stopped by one layer only, each for the reason given.\n", len(records), single)
-	t.Log("\n" + b.String())
-	path := filepath.Join("testdata", "attacks", golden)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got := b.String(); got != string(want) {
-		gotLines, wantLines := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < max(len(gotLines), len(wantLines)); i++ {
-			g, w := lineAt(gotLines, i), lineAt(wantLines, i)
-			if g != w {
-				t.Errorf("%s line %d:\n got: %s\nwant: %s", path, i+1, g, w)
-			}
-		}
-	}
-}
-
-func lineAt(lines []string, i int) string {
-	if i < len(lines) {
-		return lines[i]
-	}
-	return ""
+	table := attacktest.Table(engine, verdicts)
+	t.Log("\n" + table)
+	golden.CheckFile(t, filepath.Join("testdata", "attacks", name), []byte(table))
 }
 
 func TestAttacksPostgres(t *testing.T) {

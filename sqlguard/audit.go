@@ -57,8 +57,11 @@ type AuditEntry struct {
 	SQL      string    `json:"sql"`
 	Args     []any     `json:"args,omitempty"`
 	// Query is the verified query (bundle/id) the statement ran for.
-	Query   string  `json:"query,omitempty"`
-	Rows    int     `json:"rows"`
+	Query string `json:"query,omitempty"`
+	Rows  int    `json:"rows"`
+	// Masked counts the cells shown as Mask; the values never reach the
+	// log.
+	Masked  int     `json:"masked,omitempty"`
 	Millis  float64 `json:"ms"`
 	Error   string  `json:"error,omitempty"`
 	Refused bool    `json:"refused,omitempty"`
@@ -82,7 +85,7 @@ func auditEntry(ctx context.Context, start time.Time, caller, database, sql stri
 		Millis: float64(time.Since(start).Microseconds()) / 1000,
 	}
 	if res != nil {
-		e.Rows = res.Total
+		e.Rows, e.Masked = res.Total, res.MaskedCells
 	}
 	if err != nil {
 		e.Error = err.Error()

@@ -18,11 +18,18 @@
 //     PRAGMA query_only, no attached databases, an authorizer that allows
 //     reads of allowed tables and columns and safe functions only, a check
 //     of the compiled program (sqlite_program.go) and an interrupt at the
-//     deadline.
+//     deadline;
+//   - on DuckDB, the file is opened read-only with no external access, no
+//     extension loaded on demand and its configuration locked, each query
+//     on a fresh connection, one SELECT, its plan checked (duckdb.go) and
+//     interrupted at the deadline. The engine is package sqlguard/duckdb,
+//     which registers itself (RegisterEngine) so that only programs that
+//     import it link DuckDB.
 //
-// A DB pairs the validator with one Engine (PostgreSQL or SQLite), chosen by
-// the DSN as package dsn reads it, and writes every statement it sees to an
-// audit log, which every command and server opens with OpenAuditLog. Results come back as typed rows
+// A DB pairs the validator with one Engine (PostgreSQL, SQLite or DuckDB),
+// chosen by the DSN as package dsn reads it, and writes every statement it
+// sees to an audit log, which every command and server opens with
+// OpenAuditLog. Results come back as typed rows
 // within byte bounds and as compact text for a model; errors carry the
 // layer that stopped the query, the database's message, position and hint.
 // docs/security.md describes each layer and the attack suite that tests

@@ -35,7 +35,7 @@ var fixtureOptions = Options{DeniedColumns: []string{"hero.secret_identity"}}
 // fixtureCatalog is the fixture's tables as the engines read them.
 func fixtureCatalog(d Dialect) *Catalog {
 	schema := "public"
-	if d == DialectSQLite {
+	if d == DialectSQLite || d == DialectDuckDB {
 		schema = "main"
 	}
 	c := &Catalog{Tables: map[string][]string{

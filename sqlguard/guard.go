@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -39,6 +40,12 @@ const (
 	LayerProgram      Layer = "program check"
 	LayerInterrupt    Layer = "interrupt"
 	LayerDatabase     Layer = "database"
+	// DuckDB's own: enable_external_access=false, no extension installed
+	// or loaded on demand, lock_configuration=true, and the plan check.
+	LayerExternalAccess Layer = "no external access"
+	LayerExtensions     Layer = "no extensions"
+	LayerLockedConfig   Layer = "locked configuration"
+	LayerPlan           Layer = "plan check"
 )
 
 // Error is a query that was refused by a layer or failed in the database.
@@ -138,10 +145,18 @@ type Engine interface {
 
 // Options configure a guarded database.
 type Options struct {
-	Tables         []string      // table allowlist ("table" or "schema.table"); empty allows every table of Schemas
-	DeniedColumns  []string      // "table.column" or "column" never to be read
+	Tables        []string // table allowlist ("table" or "schema.table"); empty allows every table of Schemas
+	DeniedColumns []string // "table.column" or "column" never to be read
+	// MaskedColumns ("table.column" or "column") may be filtered, joined,
+	// grouped on and counted, but every result cell derived from one
+	// shows Mask instead of its value (masking.go).
+	MaskedColumns []string
+	// RowFilters are, by table, the condition each row a query reads
+	// must meet, with the caller's values (WithCaller) as :caller.NAME
+	// (rowfilter.go).
+	RowFilters     map[string]string
 	AllowFunctions []string      // functions beyond the built-in allowlist ("f" or "schema.f")
-	Schemas        []string      // schemas the query may name; default public (PostgreSQL) or main (SQLite)
+	Schemas        []string      // schemas the query may name; default public (PostgreSQL) or main (SQLite, DuckDB)
 	Timeout        time.Duration // default 10s
 	MaxRows        int           // rows kept; default 1000
 	ShownRows      int           // rows in the text for a model; default 20
@@ -222,9 +237,47 @@ type DB struct {
 	audit     *AuditLog
 }
 
+// EngineOpener opens the engine of a database whose driver lives outside
+// this package: the file d.Path, with opts' defaults filled in.
+type EngineOpener func(ctx context.Context, d dsn.DSN, opts Options) (Engine, error)
+
+// registered holds the engines of other packages by kind: a fixed array,
+// so that registering from an init allocates nothing.
+var registered struct {
+	mu      sync.Mutex
+	engines [4]dsn.Engine
+	openers [4]EngineOpener
+}
+
+// RegisterEngine makes Open use open for DSNs of kind e. Package
+// sqlguard/duckdb registers DuckDB: a program that does not import it
+// links no DuckDB, and Open says so for a duckdb: DSN.
+func RegisterEngine(e dsn.Engine, open EngineOpener) {
+	registered.mu.Lock()
+	defer registered.mu.Unlock()
+	for i, have := range registered.engines {
+		if have == e || have == dsn.None {
+			registered.engines[i], registered.openers[i] = e, open
+			return
+		}
+	}
+	panic("sqlguard: too many registered engines")
+}
+
+func registeredOpener(e dsn.Engine) EngineOpener {
+	registered.mu.Lock()
+	defer registered.mu.Unlock()
+	for i, have := range registered.engines {
+		if have == e {
+			return registered.openers[i]
+		}
+	}
+	return nil
+}
+
 // Open connects to the database named name at conn, a DSN read by the
-// rules of package dsn: a SQLite file or a PostgreSQL database. audit may
-// be nil.
+// rules of package dsn: a SQLite or DuckDB file or a PostgreSQL database.
+// audit may be nil.
 func Open(ctx context.Context, name, conn string, opts Options, audit *AuditLog) (*DB, error) {
 	opts = opts.withDefaults()
 	d, err := dsn.Parse(conn)
@@ -242,8 +295,15 @@ func Open(ctx context.Context, name, conn string, opts Options, audit *AuditLog)
 	case dsn.Postgres:
 		dialect = DialectPostgres
 		engine, err = OpenPostgres(ctx, conn, opts)
+	case dsn.DuckDB:
+		dialect = DialectDuckDB
+		if open := registeredOpener(dsn.DuckDB); open != nil {
+			engine, err = open(ctx, d, opts)
+		} else {
+			err = errors.New("this program was built without DuckDB (import github.com/okf-tools/okf/sqlguard/duckdb)")
+		}
 	default:
-		err = fmt.Errorf("%q is no DSN (want postgres://…, host=… dbname=…, or sqlite:PATH)", conn)
+		err = fmt.Errorf("%q is no DSN (want postgres://…, host=… dbname=…, sqlite:PATH or duckdb:PATH)", conn)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", name, err)
@@ -272,6 +332,11 @@ func (d *DB) Hides(table, column string) bool {
 	return v.hidden(table, column)
 }
 
+// Masks reports whether the options mask a column of a table: its values
+// are never shown, so okf compile lists none and the values tool refuses
+// it.
+func (d *DB) Masks(table, column string) bool { return d.validator.masks(table, column) }
+
 // Query validates sql and runs it. caller names who asked, for the audit
 // log. args are the values of the statement's parameters ($1, $2, … on
 // PostgreSQL, ? on SQLite), sent beside the SQL and never into its text;
@@ -295,9 +360,12 @@ func (d *DB) query(ctx context.Context, sql string, args []any) (*Result, error)
 	if err := validating.Get().Acquire(ctx, weight); err != nil {
 		return nil, contextError(ctx, d.opts.Timeout, err)
 	}
-	err := d.validator.Validate(sql)
+	found, err := d.validator.check(sql)
 	validating.Get().Release(weight)
 	if err != nil {
+		return nil, err
+	}
+	if sql, args, err = d.validator.rewrite(sql, found.edits, args, callerValues(ctx)); err != nil {
 		return nil, err
 	}
 	left := d.opts.Timeout - time.Since(start)
@@ -306,7 +374,12 @@ func (d *DB) query(ctx context.Context, sql string, args []any) (*Result, error)
 			Message: fmt.Sprintf("checking the query took longer than %s", d.opts.Timeout),
 			Hint:    "Write a shorter query."}
 	}
-	return d.engine.Run(ctx, sql, args, Limits{Timeout: left, MaxRows: d.opts.MaxRows, CountLimit: d.opts.CountLimit})
+	res, err := d.engine.Run(ctx, sql, args, Limits{Timeout: left, MaxRows: d.opts.MaxRows, CountLimit: d.opts.CountLimit})
+	// A result that comes with an error is masked too.
+	if merr := mask(res, found.cols); merr != nil {
+		return nil, merr
+	}
+	return res, err
 }
 
 // checkArgs refuses parameter values of a type the engines do not bind,

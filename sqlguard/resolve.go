@@ -22,9 +22,15 @@ import (
 type column struct {
 	name   string
 	hidden bool // denied by the options
+	// masked is set when the column's values derive from a masked
+	// column: a result shows Mask in its place.
+	masked bool
 	// certain is false for a name guessed from an expression; a NATURAL
 	// JOIN next to a hidden column needs every name certain.
 	certain bool
+	// implicit marks a name a query may use that * does not show:
+	// SQLite's rowid and its aliases.
+	implicit bool
 }
 
 // relation is what a FROM item makes readable: a table, a view, a CTE, a
@@ -43,6 +49,8 @@ type relation struct {
 	// hidden lists the hidden columns reading the whole relation would
 	// carry out, including those of a base table whose columns are unknown.
 	hidden []string
+	// masked lists its masked columns likewise.
+	masked []string
 }
 
 // maxColumns bounds the columns kept for one relation: PostgreSQL allows
@@ -65,11 +73,19 @@ func (r *relation) finish() *relation {
 		if c.hidden && !slices.Contains(r.hidden, c.name) {
 			r.hidden = append(r.hidden, c.name)
 		}
+		if c.masked && !slices.Contains(r.masked, c.name) {
+			r.masked = append(r.masked, c.name)
+		}
 	}
 	for _, m := range r.members {
 		for _, h := range m.hidden {
 			if !slices.Contains(r.hidden, h) {
 				r.hidden = append(r.hidden, h)
+			}
+		}
+		for _, h := range m.masked {
+			if !slices.Contains(r.masked, h) {
+				r.masked = append(r.masked, h)
 			}
 		}
 	}
@@ -87,7 +103,9 @@ func (r *relation) columns() []column {
 	}
 	r.lazy = false
 	for _, name := range r.using {
-		r.cols = append(r.cols, column{name: name, certain: true})
+		// A merged column is either side's value.
+		masked := slices.ContainsFunc(r.members, func(m *relation) bool { return m.masks(name) })
+		r.cols = append(r.cols, column{name: name, certain: true, masked: masked})
 	}
 	for _, side := range r.members {
 		for _, c := range side.columns() {
@@ -132,6 +150,38 @@ func (r *relation) hides(name string) bool {
 		return false
 	}
 	for _, h := range r.hidden {
+		if strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// mergesColumns reports whether r is, or joins, a join that merges
+// columns.
+func mergesColumns(r *relation) bool {
+	return len(r.using) > 0 || slices.ContainsFunc(r.members, mergesColumns)
+}
+
+// masks reports whether a reference to name in r may read a masked
+// column, as hides does for hidden ones.
+func (r *relation) masks(name string) bool {
+	for _, m := range r.members {
+		if m.masks(name) {
+			return true
+		}
+	}
+	if !r.lazy {
+		for _, c := range r.cols {
+			if c.masked && strings.EqualFold(c.name, name) {
+				return true
+			}
+		}
+	}
+	if r.complete || r.members != nil {
+		return false
+	}
+	for _, h := range r.masked {
 		if strings.EqualFold(h, name) {
 			return true
 		}
@@ -198,6 +248,14 @@ type walker struct {
 	// reads collects "table.column" for each base-table column a
 	// reference resolves to; nil when nobody asks (ColumnsRead does).
 	reads map[string]bool
+	// edits are the references to filtered tables to rewrite
+	// (rowfilter.go).
+	edits []edit
+	// taint, while an output column's expression is resolved, is set
+	// when the expression reads a masked value (masking.go); nil
+	// elsewhere, where a masked column may be read: filters, joins,
+	// groupings, orderings, counts.
+	taint *bool
 }
 
 // read records that the query reads column c of relation r, when r is a
@@ -214,8 +272,10 @@ func (w *walker) fail(code string, offset int, msg, hint string) {
 	}
 }
 
+// fold is a name as the database compares it: SQLite and DuckDB ignore
+// case, quoted or not.
 func (w *walker) fold(name string) string {
-	if w.v.dialect == DialectSQLite {
+	if w.v.dialect == DialectSQLite || w.v.dialect == DialectDuckDB {
 		return strings.ToLower(name)
 	}
 	return name
@@ -227,6 +287,10 @@ func (w *walker) query(s *pgast.SelectStmt, outer *scope) ([]column, bool) {
 	if w.err != nil || s == nil {
 		return nil, false
 	}
+	// A query's own clauses taint nothing of an enclosing expression:
+	// only its output columns do, where the enclosing query reads them.
+	defer func(outerTaint *bool) { w.taint = outerTaint }(w.taint)
+	w.taint = nil
 	if s.IntoClause != nil {
 		w.fail("select_into", int(s.IntoClause.GetRel().GetLocation()), "SELECT INTO creates a table and is not allowed",
 			"Drop the INTO clause; the result comes back to you anyway.")
@@ -246,16 +310,23 @@ func (w *walker) query(s *pgast.SelectStmt, outer *scope) ([]column, bool) {
 	switch {
 	case s.Op != pgast.SetOperation_SETOP_NONE:
 		cols, complete = w.query(s.Larg, outer)
-		w.query(s.Rarg, outer)
+		right, _ := w.query(s.Rarg, outer)
+		// A row of the result may come from either side.
+		for i := range cols {
+			cols[i].masked = cols[i].masked || i < len(right) && right[i].masked || i >= len(right) && len(right) > 0 && anyMasked(right)
+		}
 		// ORDER BY and LIMIT of a set operation name its output columns.
 		sc.add((&relation{loc: -1, cols: cols, complete: complete}).finish())
 	case len(s.ValuesLists) > 0:
 		for i, l := range s.ValuesLists {
 			items := l.GetList().GetItems()
-			w.exprs(sc, items)
-			if i == 0 {
-				for j := range items {
-					cols = append(cols, column{name: fmt.Sprintf("column%d", j+1), certain: true})
+			for j, item := range items {
+				masked := w.output(sc, item)
+				switch {
+				case i == 0:
+					cols = append(cols, column{name: fmt.Sprintf("column%d", j+1), certain: true, masked: masked})
+				case j < len(cols):
+					cols[j].masked = cols[j].masked || masked
 				}
 			}
 		}
@@ -401,17 +472,33 @@ func (w *walker) targets(sc *scope, list []*pgast.Node) ([]column, bool) {
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
 			for _, r := range w.star(sc, cr) {
-				cols = append(cols, r.columns()...)
+				if !r.complete && len(r.masked) > 0 {
+					w.fail("masked_column", int(cr.Location), fmt.Sprintf("the columns of %s are not known, so okf cannot tell which ones * would show of its masked columns", r.label()),
+						"List the columns you need instead of *.")
+					return nil, false
+				}
+				if w.v.dialect != DialectPostgres && len(r.masked) > 0 && mergesColumns(r) {
+					// Engines order * over USING and NATURAL joins their
+					// own way; okf knows PostgreSQL's.
+					w.fail("masked_column", int(cr.Location), fmt.Sprintf("* over a join that merges columns (USING, NATURAL) is shown in %s's own order, so okf cannot tell where the masked columns are", w.v.dialect),
+						"List the columns you need instead of *.")
+					return nil, false
+				}
+				for _, c := range r.columns() {
+					if !c.implicit {
+						cols = append(cols, c)
+					}
+				}
 				complete = complete && r.complete
 			}
 			continue
 		}
-		w.expr(sc, rt.Val)
+		masked := w.output(sc, rt.Val)
 		name, certain := rt.Name, true
 		if name == "" {
 			name, certain = outputName(rt.Val)
 		}
-		cols = append(cols, column{name: name, certain: certain})
+		cols = append(cols, column{name: name, certain: certain, masked: masked})
 	}
 	if len(cols) > maxColumns {
 		cols, complete = cols[:maxColumns], false
@@ -471,6 +558,7 @@ func (w *walker) star(sc *scope, cr *pgast.ColumnRef) []*relation {
 			}
 		}
 		w.readAll(sc.items)
+		w.taintRows(sc.items)
 		return sc.items
 	}
 	names := stringsOf(cr.Fields[:len(cr.Fields)-1])
@@ -491,6 +579,7 @@ func (w *walker) star(sc *scope, cr *pgast.ColumnRef) []*relation {
 		w.unqualified(sc, names[len(names)-1], loc)
 	}
 	w.readAll(rels)
+	w.taintRows(rels)
 	return rels
 }
 
@@ -542,7 +631,8 @@ func (w *walker) message(sc *scope, m pgast.Message) {
 	}
 	switch x := m.(type) {
 	case *pgast.SelectStmt:
-		w.query(x, sc)
+		cols, _ := w.query(x, sc)
+		w.taintIf(anyMasked(cols))
 		return
 	case *pgast.ColumnRef:
 		w.columnRef(sc, x)
@@ -552,8 +642,24 @@ func (w *walker) message(sc *scope, m pgast.Message) {
 		return
 	case *pgast.FuncCall:
 		w.funcCall(x)
+		if w.v.dialect == DialectDuckDB {
+			w.duckdbFuncCall(x)
+		}
+		if w.taint != nil && isCount(x) {
+			// A count of masked values shows none of them.
+			w.untainted(func() {
+				x.PgChildren(func(c pgast.Message) bool {
+					w.message(sc, c)
+					return w.err == nil
+				})
+			})
+			return
+		}
 	case *pgast.A_Expr:
 		w.operator(x.Name, int(x.Location))
+		if w.v.dialect == DialectDuckDB {
+			w.duckdbOperator(x)
+		}
 	case *pgast.SortBy:
 		w.operator(x.UseOp, int(x.Location))
 	case *pgast.TypeName:
@@ -645,6 +751,15 @@ func (w *walker) unqualified(sc *scope, name string, loc int) {
 				return
 			}
 		}
+		if w.taint != nil {
+			for _, r := range l.byCol[lower] {
+				w.taintIf(r.masks(name))
+			}
+			for _, r := range l.open {
+				w.taintIf(r.masks(name))
+			}
+			w.taintRows(l.byName[name])
+		}
 	}
 }
 
@@ -666,6 +781,8 @@ func (w *walker) qualified(sc *scope, q []string, c string, loc int) {
 	}
 	for _, r := range rels {
 		w.read(r, c)
+		// c, or a function called on the whole row of r.
+		w.taintIf(r.masks(c) || len(r.masked) > 0 && !(r.complete && r.hasColumn(c)))
 		switch {
 		case r.hides(c):
 			w.fail("denied_column", loc, fmt.Sprintf("column %s.%s is hidden", r.label(), c),
@@ -706,6 +823,11 @@ func (w *walker) mayBeColumn(sc *scope, name string) bool {
 // records pass.
 func (w *walker) fieldName(name string, loc int) {
 	if w.err != nil || w.v.allow.allows([]string{name}) || recordFields.Has(strings.ToLower(name)) {
+		return
+	}
+	if w.v.dialect == DialectDuckDB {
+		// DuckDB calls no function by attribute notation: x.name is the
+		// field of a struct, and x.f() a call the allowlist sees.
 		return
 	}
 	w.fail("function", loc, fmt.Sprintf("(…).%s selects a field or calls function %s, and okf cannot tell which: %s", name, name, functionRefusal(name)),
@@ -904,6 +1026,7 @@ func (w *walker) rangeVar(r *pgast.RangeVar) *relation {
 		return nil
 	}
 	base.loc = loc
+	w.filterTable(loc, strings.ToLower(r.Relname), r.Alias != nil)
 	if r.Alias != nil && len(r.Alias.Colnames) > 0 && !base.complete && len(base.hidden) > 0 {
 		w.fail("denied_column", loc, fmt.Sprintf("column aliases on %s, which has hidden columns, cannot be checked", r.Relname),
 			"Drop the column list of the alias and name the columns you need.")
@@ -929,12 +1052,12 @@ func (v *Validator) baseRelation(schema, name string) *relation {
 			continue
 		}
 		for _, c := range cols {
-			r.cols = append(r.cols, column{name: c, hidden: v.hidden(name, c), certain: true})
+			r.cols = append(r.cols, column{name: c, hidden: v.hidden(name, c), masked: v.masks(name, c), certain: true})
 		}
 		if ipk, ok := v.catalog.rowid(s, name); ok {
 			for _, alias := range sqliteRowidNames {
 				if !r.hasColumn(alias) {
-					r.cols = append(r.cols, column{name: alias, hidden: ipk != "" && v.hidden(name, ipk), certain: true})
+					r.cols = append(r.cols, column{name: alias, hidden: ipk != "" && v.hidden(name, ipk), masked: ipk != "" && v.masks(name, ipk), certain: true, implicit: true})
 				}
 			}
 		}
@@ -944,14 +1067,16 @@ func (v *Validator) baseRelation(schema, name string) *relation {
 	if v.catalog != nil {
 		return nil
 	}
-	r.hidden = v.deniedIn(name)
+	r.hidden = columnsIn(v.deniedColumns, name)
+	r.masked = columnsIn(v.maskedColumns, name)
 	return r
 }
 
-// deniedIn lists the columns the options hide in table.
-func (v *Validator) deniedIn(table string) []string {
+// columnsIn lists the columns of table that one of the options' column
+// lists (denied, masked) names.
+func columnsIn(list map[string][]string, table string) []string {
 	var out []string
-	for col, tables := range v.deniedColumns {
+	for col, tables := range list {
 		if slices.Contains(tables, "") || slices.Contains(tables, strings.ToLower(table)) {
 			out = append(out, col)
 		}
@@ -997,6 +1122,9 @@ func (w *walker) rangeFunction(sc *scope, rf *pgast.RangeFunction) *relation {
 		if len(parts) > 1 {
 			coldefs = append(coldefs, parts[1].GetList().GetItems()...)
 		}
+	}
+	if w.v.dialect == DialectDuckDB {
+		w.duckdbTableFunctions(fnames, r.loc)
 	}
 	w.exprs(sc, rf.Coldeflist)
 	w.exprs(sc, coldefs)

@@ -34,6 +34,11 @@ type Result struct {
 	// CutValues counts the values cut to fit the result's byte bounds
 	// (each ends with "…").
 	CutValues int `json:"cut_values,omitempty"`
+	// MaskedColumns name the result's columns whose values derive from a
+	// masked column, and MaskedCells counts the values they show as
+	// Mask.
+	MaskedColumns []string `json:"masked_columns,omitempty"`
+	MaskedCells   int      `json:"masked_cells,omitempty"`
 	// Elapsed is how long the query took; the audit log has it too. It
 	// stays out of the JSON, which is the same bytes for the same rows.
 	Elapsed time.Duration `json:"-"`
@@ -237,6 +242,32 @@ func (s *rowSink) add(row []any) {
 	s.kept += 16 * len(row)
 	s.res.Rows = append(s.res.Rows, row)
 }
+
+// RowSink is a query's row counter and byte budget for an engine outside
+// this package (sqlguard/duckdb): the same bounds as the built-in engines'.
+type RowSink struct{ s *rowSink }
+
+// NewRowSink starts counting a query's rows within lim.
+func NewRowSink(lim Limits) *RowSink { return &RowSink{newRowSink(lim)} }
+
+// Admit counts one more row. more is false once the count limit is
+// reached (the query should stop); keep says whether to keep the row.
+func (r *RowSink) Admit() (keep, more bool) { return r.s.admit() }
+
+// Budget is how many bytes the next value may keep.
+func (r *RowSink) Budget() int { return r.s.budget() }
+
+// Text keeps b as a string within the budget, cut with "…" beyond it.
+func (r *RowSink) Text(b []byte) string { return r.s.text(b) }
+
+// Blob keeps b as bytes within the budget.
+func (r *RowSink) Blob(b []byte) []byte { return r.s.blob(b) }
+
+// Add keeps a row whose text and bytes went through Text and Blob.
+func (r *RowSink) Add(row []any) { r.s.add(row) }
+
+// Result is the result so far; the engine sets its Columns.
+func (r *RowSink) Result() *Result { return r.s.res }
 
 // normalise turns a driver value into one of the Result types.
 func normalise(v any) any {

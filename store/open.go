@@ -113,6 +113,8 @@ func parseDSN(s string) (scheme, target string, err error) {
 		return "postgres", s, nil
 	case d.Engine == dsn.SQLite:
 		return "sqlite", d.Path, nil
+	case d.Engine == dsn.DuckDB:
+		return "", "", Invalidf("store %s: a DuckDB file cannot hold the store (want sqlite:PATH or postgres://…)", s)
 	}
 	return "sqlite", s, nil
 }

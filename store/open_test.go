@@ -30,7 +30,7 @@ func TestParseDSN(t *testing.T) {
 			t.Errorf("parseDSN(%q) = %q, %q, %v; want %q, %q", c.dsn, scheme, target, err, c.scheme, c.target)
 		}
 	}
-	for _, bad := range []string{"sqlite:", "mysql://u:secret@h/db"} {
+	for _, bad := range []string{"sqlite:", "mysql://u:secret@h/db", "duckdb:x.duckdb", "x.duckdb"} {
 		_, _, err := parseDSN(bad)
 		if !errors.Is(err, ErrInvalid) {
 			t.Errorf("parseDSN(%q): %v, want ErrInvalid", bad, err)

@@ -46,6 +46,14 @@ func List(runs []Record, from int) string {
 	return b.String()
 }
 
+// strategyText is the run's strategy, and for auto the one it chose.
+func (r *Record) strategyText() string {
+	if r.AutoStrategy != "" {
+		return r.Strategy + " (" + r.AutoStrategy + ")"
+	}
+	return r.Strategy
+}
+
 // Show renders one run step by step.
 func Show(r *Record) string {
 	var b strings.Builder
@@ -54,7 +62,7 @@ func Show(r *Record) string {
 	if r.TaskID != "" {
 		fmt.Fprintf(&b, "task:     %s\n", r.TaskID)
 	}
-	fmt.Fprintf(&b, "database: %s   strategy: %s   model: %s\n\n", r.Database, r.Strategy, r.Model)
+	fmt.Fprintf(&b, "database: %s   strategy: %s   model: %s\n\n", r.Database, r.strategyText(), r.Model)
 	for _, s := range r.Steps {
 		fmt.Fprintf(&b, "step %d  (%d in: %d cached, %d written to the cache, %d uncached; %d out tokens, %dms",
 			s.N, s.Usage.Input, s.Usage.Cached, s.Usage.CacheWrite, s.Usage.Input-s.Usage.Cached-s.Usage.CacheWrite, s.Usage.Output, s.ModelMS)
@@ -108,7 +116,7 @@ func Compare(runs []*Record) string {
 		if r.Answer != nil && r.Answer.SQL != "" {
 			sql = oneLine(r.Answer.SQL, 40)
 		}
-		vals := []string{r.ID, oneLine(r.Question, 40), r.Database, r.Strategy, r.Model, r.StopReason,
+		vals := []string{r.ID, oneLine(r.Question, 40), r.Database, r.strategyText(), r.Model, r.StopReason,
 			fmt.Sprint(r.LLMCalls), fmt.Sprint(r.toolTotal()), fmt.Sprint(len(r.ConceptsRead)), fmt.Sprint(r.SQLAttempts), fmt.Sprint(r.SQLErrors),
 			fmt.Sprint(r.Usage.Input), fmt.Sprint(r.Usage.Cached), fmt.Sprint(r.Usage.Output), fmt.Sprint(r.Usage.Reasoning), CostText(r.Cost),
 			fmt.Sprintf("%.1fs", r.ModelSeconds), fmt.Sprintf("%.1fs", r.WaitSeconds), sql}

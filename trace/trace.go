@@ -43,7 +43,10 @@ type Record struct {
 	TaskID    string    `json:"task_id,omitempty"`
 	Database  string    `json:"database"`
 	Strategy  string    `json:"strategy"`
-	Model     string    `json:"model"`
+	// AutoStrategy is, for the auto strategy, the one it chose for the
+	// run: raw or context.
+	AutoStrategy string `json:"auto_strategy,omitempty"`
+	Model        string `json:"model"`
 	// Provider is the model's wire format (openai, anthropic, script), and
 	// ProviderModel the model id the provider's replies name, which may be
 	// more exact than the configured one ("gpt-4.1-mini-2025-04-14").

@@ -45,9 +45,15 @@ func TestAppendLoadFind(t *testing.T) {
 	if got := trace.List(runs, 2); !strings.HasPrefix(got, "#\tid") || strings.Count(got, "\n") != 3 || !strings.Contains(got, "3\tff0000") {
 		t.Errorf("List from 2:\n%s", got)
 	}
+	// An auto run says which strategy it chose.
+	runs[1].Strategy, runs[1].AutoStrategy = "auto", "raw"
 	cmp := trace.Compare([]*trace.Record{&runs[0], &runs[1]})
-	if !regexp.MustCompile(`(?m)^cost +\$0\.0009 +unknown$`).MatchString(cmp) || !regexp.MustCompile(`(?m)^question +first +second$`).MatchString(cmp) {
+	if !regexp.MustCompile(`(?m)^cost +\$0\.0009 +unknown$`).MatchString(cmp) || !regexp.MustCompile(`(?m)^question +first +second$`).MatchString(cmp) ||
+		!regexp.MustCompile(`(?m)^strategy +\S+ +auto \(raw\)$`).MatchString(cmp) {
 		t.Errorf("Compare:\n%s", cmp)
+	}
+	if show := trace.Show(&runs[1]); !strings.Contains(show, "strategy: auto (raw)") {
+		t.Errorf("Show:\n%s", show)
 	}
 	// A crash cut the last line short: the next record starts its own
 	// line, and reading skips only the torn one, saying so.

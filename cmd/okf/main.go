@@ -7,6 +7,11 @@ import (
 
 	"github.com/okf-tools/okf/internal/cli"
 	"github.com/okf-tools/okf/internal/gcdelay"
+	// DuckDB's engine for the SQL guard and its catalog reader for okf
+	// compile (duckdb: DSNs), linked here alone so that the packages'
+	// tests do not link DuckDB.
+	_ "github.com/okf-tools/okf/compile/catalog/duckdb"
+	_ "github.com/okf-tools/okf/sqlguard/duckdb"
 )
 
 // startHeap is the heap below which okf does not collect: more than a

@@ -7,16 +7,66 @@
 // spells them ("character varying", "USER-DEFINED", "ARRAY"), the same
 // vocabulary as a LiveSQLBench schema dump, so a database compiled from
 // its catalog and from its dump read alike. SQLite types are the declared
-// ones.
+// ones, and DuckDB's as duckdb_columns() spells them (compile/catalog/duckdb
+// reads DuckDB files and registers itself with RegisterFileReader).
 package catalog
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/okf-tools/okf/compile"
+	"github.com/okf-tools/okf/internal/dsn"
 )
+
+// FileReader reads the catalog of the database file at path (its tables
+// in schema, "" for the default) for an engine whose driver lives outside
+// this package.
+type FileReader func(ctx context.Context, path, schema string) (*compile.Database, error)
+
+// fileReaders holds the registered readers by engine: a fixed array, so
+// that registering from an init allocates nothing.
+var fileReaders struct {
+	mu      sync.Mutex
+	engines [4]dsn.Engine
+	readers [4]FileReader
+}
+
+// RegisterFileReader makes ReadFile use r for engine e. Package
+// compile/catalog/duckdb registers DuckDB, so that only the programs that
+// import it (okf does) link DuckDB, and this package's tests do not.
+func RegisterFileReader(e dsn.Engine, r FileReader) {
+	fileReaders.mu.Lock()
+	defer fileReaders.mu.Unlock()
+	for i, have := range fileReaders.engines {
+		if have == e || have == dsn.None {
+			fileReaders.engines[i], fileReaders.readers[i] = e, r
+			return
+		}
+	}
+	panic("catalog: too many registered file readers")
+}
+
+// ReadFile reads the catalog of a database file of engine e through the
+// reader registered for it.
+func ReadFile(ctx context.Context, e dsn.Engine, path, schema string) (*compile.Database, error) {
+	fileReaders.mu.Lock()
+	var r FileReader
+	for i, have := range fileReaders.engines {
+		if have == e {
+			r = fileReaders.readers[i]
+		}
+	}
+	fileReaders.mu.Unlock()
+	if r == nil {
+		return nil, fmt.Errorf("%s: this program was built without %s's catalog reader", path, e.Name())
+	}
+	return r(ctx, path, schema)
+}
 
 // SampleRows bounds how many rows of a JSON column are read for key paths.
 const SampleRows = 200
@@ -47,6 +97,17 @@ func jsonPaths(raw []byte, seen map[string]bool) {
 		}
 	}
 	walk("", v)
+}
+
+// JSONFields are the key paths of a JSON column's sampled documents,
+// sorted, as this package's readers find them: for the readers of other
+// packages.
+func JSONFields(docs [][]byte) []compile.JSONField {
+	seen := map[string]bool{}
+	for _, d := range docs {
+		jsonPaths(d, seen)
+	}
+	return fields(seen)
 }
 
 // fields turns the paths seen into sorted JSON fields without meanings.

@@ -109,7 +109,7 @@ func ReadValues(ctx context.Context, db *compile.Database, opt ValueOptions) (Va
 		return st, err
 	}
 	defer guard.Close()
-	r := &valueReader{guard: guard, sqlite: d.Engine == dsn.SQLite, schema: db.Live.Schema, st: &st}
+	r := &valueReader{guard: guard, sqlite: d.Engine == dsn.SQLite, duckdb: d.Engine == dsn.DuckDB, schema: db.Live.Schema, st: &st}
 	skip := map[string]bool{}
 	for _, s := range opt.Skip {
 		skip[strings.ToLower(s)] = true
@@ -126,7 +126,7 @@ func ReadValues(ctx context.Context, db *compile.Database, opt ValueOptions) (Va
 		}
 		var cols []*compile.Column
 		for _, c := range t.Columns {
-			if r.textLike(c) && !skip[strings.ToLower(t.Name+"."+c.Name)] && !guard.Hides(t.Name, c.Name) {
+			if r.textLike(c) && !skip[strings.ToLower(t.Name+"."+c.Name)] && !guard.Hides(t.Name, c.Name) && !guard.Masks(t.Name, c.Name) {
 				cols = append(cols, c)
 			}
 		}
@@ -191,19 +191,23 @@ var (
 type valueReader struct {
 	guard  *sqlguard.DB
 	sqlite bool
+	duckdb bool
 	schema string
 	st     *ValueStats
 }
 
 // textLike reports whether a column holds text labels: a SQLite column of
 // TEXT affinity or of no type (whose values must then all be text), a
-// PostgreSQL text, varchar, char or citext column. Enum labels are listed
-// already.
+// PostgreSQL text, varchar, char or citext column, a DuckDB VARCHAR
+// column. Enum labels are listed already.
 func (r *valueReader) textLike(c *compile.Column) bool {
 	if len(c.Enum) > 0 || len(c.JSONFields) > 0 {
 		return false
 	}
 	t := strings.ToLower(c.Type)
+	if r.duckdb {
+		return t == "varchar" || strings.HasPrefix(t, "varchar(")
+	}
 	if r.sqlite {
 		// SQLite's affinity rules: INT wins over CHAR, CLOB and TEXT.
 		return t == "" || !strings.Contains(t, "int") && (strings.Contains(t, "char") || strings.Contains(t, "clob") || strings.Contains(t, "text"))
@@ -288,9 +292,12 @@ func (v *columnValues) examples() *compile.ValueList {
 func (r *valueReader) column(ctx context.Context, t *compile.Table, c *compile.Column, lookup bool) (*columnValues, error) {
 	col := r.quote(c.Name)
 	key, collate := fmt.Sprintf("substr(%s, 1, %d)", col, MaxValueRunes+1), ` COLLATE "C"`
-	if r.sqlite {
+	switch {
+	case r.sqlite:
 		// Other values keep their type, which takes the column out.
 		key, collate = fmt.Sprintf("CASE WHEN typeof(%s) = 'text' THEN %s ELSE %s END", col, key, col), ""
+	case r.duckdb:
+		collate = "" // DuckDB compares text by its bytes already
 	}
 	limit := ValueThreshold + 2
 	if lookup {

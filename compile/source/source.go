@@ -93,8 +93,10 @@ func ReadCatalog(ctx context.Context, from, schema, dir string) (*compile.Databa
 		db, err = catalog.ReadPostgres(ctx, from, catalog.PostgresOptions{Schema: schema})
 	case dsn.SQLite:
 		db, err = catalog.ReadSQLite(ctx, source.Path)
+	case dsn.DuckDB:
+		db, err = catalog.ReadFile(ctx, dsn.DuckDB, source.Path, schema)
 	default:
-		return nil, fmt.Errorf("the catalog %q: want postgres://... or sqlite:<path>", from)
+		return nil, fmt.Errorf("the catalog %q: want postgres://..., sqlite:<path> or duckdb:<path>", from)
 	}
 	if err != nil || dir == "" {
 		return db, err

@@ -41,8 +41,8 @@ type agentFlags struct {
 
 func (a *agentFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&a.configPath, "config", config.DefaultFile, "configuration file naming the databases and models")
-	f.StringVar(&a.db, "db", "", "the database: a name from okf.yaml, or a DSN (postgres://… or sqlite:path)")
-	f.StringVar(&a.strategy, "strategy", "", "how the agent reads knowledge: raw, browse, engine or context (default: okf.yaml, else context)")
+	f.StringVar(&a.db, "db", "", "the database: a name from okf.yaml, or a DSN (postgres://…, sqlite:path or duckdb:path)")
+	f.StringVar(&a.strategy, "strategy", "", "how the agent reads knowledge: schema, raw, browse, engine, context or auto (default: okf.yaml, else context)")
 	f.StringVar(&a.model, "model", "", "a model name from okf.yaml, or provider/model (openai/gpt-4.1-mini, anthropic/claude-haiku-4-5, script/run.jsonl)")
 	f.IntVar(&a.maxSteps, "max-steps", 0, "model calls per run (default: okf.yaml, else 15)")
 	f.StringVar(&a.runs, "runs", "", "the folder of the run log (default: okf.yaml's agent.runs, else runs)")
@@ -89,14 +89,11 @@ func openSession(ctx context.Context, e *env, f *agentFlags) (*agentSession, err
 	if err != nil {
 		return nil, err
 	}
-	s := &agentSession{cfg: cfg, flags: f}
-	if f.src.today != "" {
-		day, err := f.src.now()
-		if err != nil {
-			return nil, err
-		}
-		s.today = func() time.Time { return day }
+	today, err := f.clock()
+	if err != nil {
+		return nil, err
 	}
+	s := &agentSession{cfg: cfg, flags: f, today: today}
 	if err := s.setStrategy(f.strategy); err != nil {
 		s.close()
 		return nil, err
@@ -110,6 +107,18 @@ func openSession(ctx context.Context, e *env, f *agentFlags) (*agentSession, err
 		return nil, err
 	}
 	return s, nil
+}
+
+// clock is --today as the agent's clock; nil for now.
+func (a *agentFlags) clock() (func() time.Time, error) {
+	if a.src.today == "" {
+		return nil, nil
+	}
+	day, err := a.src.now()
+	if err != nil {
+		return nil, err
+	}
+	return func() time.Time { return day }, nil
 }
 
 func (s *agentSession) close() {
@@ -172,8 +181,8 @@ func (s *agentSession) setDB(ctx context.Context, e *env, ref string) error {
 	}
 	name := d.Name
 	dialect := "PostgreSQL"
-	if p, _ := dsn.Parse(d.DSN); p.Engine == dsn.SQLite {
-		dialect = "SQLite"
+	if p, _ := dsn.Parse(d.DSN); p.Engine == dsn.SQLite || p.Engine == dsn.DuckDB {
+		dialect = p.Engine.Name()
 		if d.Name == "adhoc" {
 			// A database given as a file is named after it in the prompt.
 			name = strings.TrimSuffix(filepath.Base(p.Path), filepath.Ext(p.Path))

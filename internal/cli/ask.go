@@ -33,7 +33,10 @@ follow. The run's full record is appended to runs/runs.jsonl (see okf runs).
 
 --strategy picks how knowledge is read: context (default: one context pack,
 then get), engine (manifest, search, get), browse (read the bundle's files
-from index.md down) or raw (every document pasted into the prompt).
+from index.md down), raw (every document pasted into the prompt), schema
+(every table's schema and no business knowledge: the baseline) or auto (raw
+when pasting the documents costs no more than one context pack, else
+context). The SQL tools are the same whatever the strategy.
 
 --task <instance_id> --questions <jsonl> asks a question of a LiveSQLBench
 question set; its selected_database is the default --db.

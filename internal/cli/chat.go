@@ -30,7 +30,7 @@ question is recorded in the run log like okf ask.
 
 Commands:
   /db <name>          switch database (a name from okf.yaml or a DSN)
-  /strategy <name>    raw, browse, engine or context
+  /strategy <name>    schema, raw, browse, engine, context or auto
   /model <name>       a model from okf.yaml, or provider/model
   /runs               the last runs of the log
   /help               this list
@@ -177,7 +177,7 @@ func chatCommand(ctx context.Context, e *env, s *agentSession, line string) bool
 		tw.Flush()
 		return false
 	case "/help":
-		fmt.Fprintln(e.stdout, "/db <name>  /strategy raw|browse|engine|context  /model <name>  /runs  /exit")
+		fmt.Fprintln(e.stdout, "/db <name>  /strategy schema|raw|browse|engine|context|auto  /model <name>  /runs  /exit")
 		return false
 	default:
 		fmt.Fprintf(e.stdout, "unknown command %s; /help lists them\n", cmd)

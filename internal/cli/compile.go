@@ -122,7 +122,7 @@ under --strict or drift under --check, 2 bad usage.`,
 				case err != nil:
 					return usageError("--from %v", err)
 				case d.Engine == dsn.None:
-					return usageError("--from %q: want postgres://... or sqlite:<path>", from)
+					return usageError("--from %q: want postgres://..., sqlite:<path> or duckdb:<path>", from)
 				}
 				db, err := source.ReadCatalog(ctx, from, schema, dir)
 				if err != nil {
@@ -165,7 +165,7 @@ under --strict or drift under --check, 2 bad usage.`,
 				return checkDrift(e, out, bundles, asJSON)
 			}
 			sources := slices.Clone(args)
-			if d, err := dsn.Parse(from); err == nil && d.Engine == dsn.SQLite {
+			if d, err := dsn.Parse(from); err == nil && (d.Engine == dsn.SQLite || d.Engine == dsn.DuckDB) {
 				sources = append(sources, d.Path)
 			}
 			read := map[string]map[string][]byte{} // the bundles' documents, read once
@@ -202,8 +202,8 @@ under --strict or drift under --check, 2 bad usage.`,
 	}
 	f := c.Flags()
 	f.StringVarP(&out, "out", "o", "", "folder that receives one bundle per database, as <out>/<db>")
-	f.StringVar(&from, "from", "", "read the database from its catalog: postgres://... or sqlite:<path>")
-	f.StringVar(&schema, "schema", "", "with --from postgres: the schema to read (default public)")
+	f.StringVar(&from, "from", "", "read the database from its catalog: postgres://..., sqlite:<path> or duckdb:<path>")
+	f.StringVar(&schema, "schema", "", "with --from postgres or duckdb: the schema to read (default public, main for DuckDB)")
 	f.BoolVar(&asJSON, "json", false, "print the gap report as JSON")
 	f.BoolVar(&check, "check", false, "write nothing: compare the sources with the bundles in --out and exit 1 on drift (for CI)")
 	f.BoolVar(&force, "force", false, "replace <out>/<db> folders okf did not write, whole")
@@ -274,15 +274,15 @@ func valueGuard(cfg *config.Config, db *compile.Database) sqlguard.Options {
 	return *opts
 }
 
-// sameDatabase reports whether two DSNs name the same SQLite file, or are
-// the same PostgreSQL DSN.
+// sameDatabase reports whether two DSNs name the same SQLite or DuckDB
+// file, or are the same PostgreSQL DSN.
 func sameDatabase(a, b string) bool {
 	da, errA := dsn.Parse(a)
 	db, errB := dsn.Parse(b)
 	if errA != nil || errB != nil || da.Engine != db.Engine || da.Engine == dsn.None {
 		return false
 	}
-	if da.Engine == dsn.SQLite {
+	if da.Engine == dsn.SQLite || da.Engine == dsn.DuckDB {
 		pa, errA := filepath.Abs(da.Path)
 		pb, errB := filepath.Abs(db.Path)
 		return errA == nil && errB == nil && pa == pb

@@ -116,7 +116,7 @@ func TestMakeDemoSaysItIsCompiling(t *testing.T) {
 // none.
 func TestUnknownSubcommand(t *testing.T) {
 	code, stdout, stderr := run(t, "eval", "bogus")
-	if code != exitUsage || stdout != "" || !strings.Contains(stderr, `okf: "bogus" is not a command of okf eval; its commands are retrieval, run`) {
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, `okf: "bogus" is not a command of okf eval; its commands are compare, retrieval, run`) {
 		t.Errorf("okf eval bogus: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if code, stdout, _ := run(t, "eval"); code != 0 || !strings.Contains(stdout, "Available Commands:") {

@@ -146,8 +146,8 @@ func (d *doctor) database(ctx context.Context, db config.Database, table string)
 		d.line("FAIL", what, "SELECT 1 through the guard: "+err.Error())
 		return
 	}
-	if p, _ := dsn.Parse(db.DSN); p.Engine == dsn.SQLite {
-		d.line("ok", what, "SQLite, opened read-only through the guard")
+	if p, _ := dsn.Parse(db.DSN); p.Engine == dsn.SQLite || p.Engine == dsn.DuckDB {
+		d.line("ok", what, p.Engine.Name()+", opened read-only through the guard")
 		return
 	}
 	d.line("ok", what, "PostgreSQL, answers through the guard as the agent's role")

@@ -19,12 +19,15 @@ func newEvalCmd(e *env) *cobra.Command {
 		Long: `Eval measures okf on a question set: retrieval scores each way of reading
 knowledge with no model (recall of the gold rules, tables and columns, and
 the tokens read); run asks the agent every question and scores its answers
-against the gold SQL's rows.`,
+against the gold SQL's rows; compare pairs two strategies or models of a run
+on the same questions.`,
 		Example: `  okf eval retrieval --bundles bundles --questions examples/shop/shop_questions.jsonl --raw examples
-  okf eval run --questions examples/shop/shop_questions.jsonl --db sqlite:.demo/shop.db --strategies context,engine`,
+  okf eval run --questions examples/shop/shop_questions.jsonl --db sqlite:.demo/shop.db --strategies schema,raw,browse,engine
+  okf eval compare --a schema/mini --b context/mini`,
 	}
 	c.AddCommand(newEvalRetrievalCmd(e))
 	c.AddCommand(newEvalRunCmd(e))
+	c.AddCommand(newEvalCompareCmd(e))
 	return c
 }
 

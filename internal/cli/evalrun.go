@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -28,6 +29,7 @@ func newEvalRunCmd(e *env) *cobra.Command {
 		strategies  []string
 		models      []string
 		concurrency int
+		repeat      int
 		report      string
 		htmlReport  string
 		promote     string
@@ -35,19 +37,37 @@ func newEvalRunCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run --questions <jsonl>",
 		Short: "Run the agent over a question set and score execution accuracy",
-		Long: `Run asks every question of a set with each --strategy and --model, runs the
-gold SQL and the submitted SQL through the guard, and scores execution
-accuracy: LiveSQLBench tasks compare as its evaluator does (numbers rounded
-to conditions.decimal places, dates normalised, order only when
-conditions.order, duplicates dropped when conditions.distinct, and both
+		Long: `Run asks every question of a set with each --strategy and --model, --repeat
+times each, runs the gold SQL and the submitted SQL through the guard, and
+scores execution accuracy: LiveSQLBench tasks compare as its evaluator does
+(numbers rounded to conditions.decimal places, dates normalised, order only
+when conditions.order, duplicates dropped when conditions.distinct, and both
 queries run again with their ROUND calls removed first), BIRD questions as
 sets of rows.
 
-Every run goes to the run log; every score to <runs>/eval-results.jsonl,
-and a question already scored with a strategy and model is skipped, so an
-interrupted run resumes where it stopped. The report (markdown) gives, per
-strategy and model: accuracy, stop reasons, model calls, tokens, cost and
-SQL errors.
+The strategies differ only in the knowledge the agent gets (the SQL tools
+are the same):
+
+  schema   every table's schema, no business knowledge (the baseline)
+  raw      every document pasted
+  browse   the bundle's files, read from index.md down
+  engine   manifest, search and get
+  context  one context pack, then get (the default)
+  auto     raw when pasting the documents once is cheaper than a pack for
+           each of the database's questions in the set, context otherwise
+
+Every run goes to the run log; every outcome to <runs>/eval-results.jsonl
+with its reason (correct, wrong_values, missing_rows, extra_rows,
+missing_columns, extra_columns, empty_result, sql_error, no_answer,
+gold_error, model_error). A run already scored is skipped, so an
+interrupted eval resumes where it stopped, repeats included; a run the
+model endpoint failed is not scored and is asked again. The report
+(markdown) gives, per strategy and model: accuracy with its 95% Wilson
+interval, tokens, cost and cost per correct answer, model calls and SQL
+errors; then the reasons of the misses, each question's pass rate, each
+miss with its run, and the questions skipped. Management tasks (they
+change the database) are skipped: their test_cases are Python that okf
+does not run. okf eval compare pairs two strategies or models.
 
 Each question's database is --db if given, else its selected_database
 (db_id for BIRD) looked up in okf.yaml.
@@ -56,7 +76,8 @@ Each question's database is --db if given, else its selected_database
 DIR/<bundle>/queries/ (as okf runs promote does), for a person to review;
 drafts already there are left as they are.`,
 		Example: `  okf eval run --questions bird/questions.jsonl --db superhero --strategies context,engine
-  okf eval run --questions lite_7db_train.jsonl --models mini,haiku --concurrency 4 --report eval.md
+  okf eval run --questions shop_questions.jsonl --db shop --strategies schema,raw,browse,engine --repeat 3
+  okf eval run --questions lite_7db_train.jsonl --models mini,haiku --concurrency 4 --report eval.md --html eval.html
   okf eval run --questions shop_questions.jsonl --db shop --promote bundles`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -69,18 +90,16 @@ drafts already there are left as they are.`,
 			if concurrency < 1 {
 				return usageError("--concurrency must be at least 1")
 			}
+			if repeat < 1 {
+				return usageError("--repeat must be at least 1")
+			}
 			all, err := eval.LoadTasks(questions)
 			if err != nil {
 				return usageError("%v", err)
 			}
-			var tasks []eval.Task
-			for _, t := range all {
-				if !t.Management {
-					tasks = append(tasks, t)
-				}
-			}
-			if skipped := len(all) - len(tasks); skipped > 0 {
-				fmt.Fprintf(e.stderr, "eval: skipping %d management tasks (they change the database; a read-only agent cannot do them)\n", skipped)
+			tasks, skipped := eval.Askable(all)
+			if len(skipped) > 0 {
+				fmt.Fprintf(e.stderr, "eval: skipping %d management tasks (they change the database, and their test_cases are Python okf does not run)\n", len(skipped))
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -89,7 +108,7 @@ drafts already there are left as they are.`,
 				return err
 			}
 			defer a.close()
-			r, err := eval.NewRunner(filepath.Join(a.base.runsDir(), "eval-results.jsonl"), a, a.strategies, a.models)
+			r, err := eval.NewRunner(filepath.Join(a.base.runsDir(), eval.ResultsFile), a, a.strategies, a.models, repeat)
 			if err != nil {
 				return err
 			}
@@ -97,7 +116,9 @@ drafts already there are left as they are.`,
 			if err := a.open(ctx, tasks); err != nil {
 				return err
 			}
-			if err := r.Run(ctx, tasks, concurrency, e.stderr); err != nil {
+			// Runs the endpoint failed are reported, then fail the eval.
+			var failed *eval.FailedRuns
+			if err := r.Run(ctx, tasks, concurrency, e.stderr); err != nil && !errors.As(err, &failed) {
 				return err
 			}
 			if err := a.auditErr(); err != nil {
@@ -115,15 +136,17 @@ drafts already there are left as they are.`,
 					return err
 				}
 			}
-			rows := r.Totals(tasks, runs)
+			rep := r.Report(tasks, runs, skipped)
 			if report == "" {
-				return eval.WriteMarkdown(e.stdout, len(tasks), rows)
+				err = eval.WriteMarkdown(e.stdout, rep)
+			} else if err = writeReport(report, rep, eval.WriteMarkdown); err == nil && htmlReport != "" {
+				err = writeReport(htmlReport, rep, eval.WriteHTML)
 			}
-			if err := writeReport(report, len(tasks), rows, eval.WriteMarkdown); err != nil {
+			if err != nil {
 				return err
 			}
-			if htmlReport != "" {
-				return writeReport(htmlReport, len(tasks), rows, eval.WriteHTML)
+			if failed != nil {
+				return failed
 			}
 			return nil
 		},
@@ -133,6 +156,7 @@ drafts already there are left as they are.`,
 	c.Flags().StringSliceVar(&strategies, "strategies", nil, "strategies to compare (comma-separated; default: --strategy)")
 	c.Flags().StringSliceVar(&models, "models", nil, "models to compare (comma-separated; default: --model)")
 	c.Flags().IntVar(&concurrency, "concurrency", 1, "questions asked at once (1 keeps a script provider's replies in order)")
+	c.Flags().IntVar(&repeat, "repeat", 1, "how many times each question is asked with each strategy and model (a model varies even at temperature 0)")
 	c.Flags().StringVar(&report, "report", "", "write the markdown report to this file instead of stdout")
 	c.Flags().StringVar(&promote, "promote", "", "write every correct answer as a draft query concept into this folder of bundles")
 	c.Flags().StringVar(&htmlReport, "html", "", "also write the report as a self-contained HTML page with charts (needs --report)")
@@ -148,6 +172,9 @@ type evalAsker struct {
 	models     []string
 	clients    map[string]llm.Client
 	dbs        map[string]*agentSession
+	// questions counts the tasks of each database, the session the auto
+	// strategy decides for.
+	questions map[string]int
 	// mu keeps runs asked at once from writing the run log together.
 	mu sync.Mutex
 }
@@ -158,7 +185,7 @@ func newEvalAsker(e *env, f *agentFlags, strategies, models []string) (*evalAske
 		return nil, err
 	}
 	base := &agentSession{cfg: cfg, flags: f}
-	a := &evalAsker{e: e, base: base, clients: map[string]llm.Client{}, dbs: map[string]*agentSession{}}
+	a := &evalAsker{e: e, base: base, clients: map[string]llm.Client{}, dbs: map[string]*agentSession{}, questions: map[string]int{}}
 	if len(strategies) == 0 {
 		strategies = []string{f.strategy}
 	}
@@ -212,12 +239,17 @@ func (a *evalAsker) dbName(t eval.Task) string {
 // enough to compare whole results, so that a database that cannot be
 // opened stops the eval before any question is asked.
 func (a *evalAsker) open(ctx context.Context, tasks []eval.Task) error {
+	today, err := a.base.flags.clock()
+	if err != nil {
+		return err
+	}
 	for _, t := range tasks {
 		name := a.dbName(t)
+		a.questions[name]++
 		if _, ok := a.dbs[name]; ok {
 			continue
 		}
-		s := &agentSession{cfg: a.base.cfg, flags: a.base.flags, rowCap: eval.RowCap}
+		s := &agentSession{cfg: a.base.cfg, flags: a.base.flags, rowCap: eval.RowCap, today: today}
 		if err := s.setDB(ctx, a.e, name); err != nil {
 			return fmt.Errorf("task %s: %w", t.ID, err)
 		}
@@ -228,7 +260,9 @@ func (a *evalAsker) open(ctx context.Context, tasks []eval.Task) error {
 
 func (a *evalAsker) Ask(ctx context.Context, t eval.Task, strategy, model string) (eval.Attempt, error) {
 	s := a.dbs[a.dbName(t)]
-	out := agent.Run(ctx, s.agentConfig(a.clients[model], agent.Strategy(strategy)), t.Text, t.ID)
+	cfg := s.agentConfig(a.clients[model], agent.Strategy(strategy))
+	cfg.Questions = a.questions[a.dbName(t)]
+	out := agent.Run(ctx, cfg, t.Text, t.ID)
 	if err := ctx.Err(); err != nil {
 		return eval.Attempt{}, err
 	}
@@ -250,9 +284,9 @@ func (a *evalAsker) Ask(ctx context.Context, t eval.Task, strategy, model string
 
 // writeReport writes a report whole, so an interrupted write leaves
 // nothing half-written.
-func writeReport(path string, questions int, rows []eval.Totals, write func(io.Writer, int, []eval.Totals) error) error {
+func writeReport(path string, rep eval.Report, write func(io.Writer, eval.Report) error) error {
 	var b bytes.Buffer
-	if err := write(&b, questions, rows); err != nil {
+	if err := write(&b, rep); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := atomicfile.WriteFile(path, b.Bytes(), 0o644); err != nil {

@@ -76,7 +76,7 @@ func TestEvalRunOracle(t *testing.T) {
 	if len(tasks) != 65 || results["oracle"] != 65 || results["half"] != 33 {
 		t.Errorf("%d tasks; correct: %v, want oracle 65 and half 33", len(tasks), results)
 	}
-	for _, want := range []string{"| context | oracle | 65 | 65 | 100.0% | 65 |", "| context | half | 65 | 33 | 50.8% | 65 |"} {
+	for _, want := range []string{"| context | oracle | 65 | 65 | 100.0% | 94.4–100.0% |", "| context | half | 65 | 33 | 50.8% | 38.9–62.5% |"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}
@@ -93,7 +93,8 @@ func TestEvalRunOracle(t *testing.T) {
 		t.Errorf("eval.md differs from the printed report:\n%s", md)
 	}
 	page, _ := os.ReadFile("eval.html")
-	for _, want := range []string{"<figcaption>Accuracy</figcaption>", ">100.0%</text>", ">50.8%</text>", "context · half", "<figcaption>Cost per question</figcaption>"} {
+	for _, want := range []string{"<figcaption>Accuracy, with its 95% interval</figcaption>", ">100.0% (94.4–100.0%)</text>", ">50.8% (38.9–62.5%)</text>",
+		"context · half", "<figcaption>Cost per correct answer</figcaption>", "<figcaption>Outcomes by reason</figcaption>"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("eval.html lacks %q", want)
 		}

@@ -54,8 +54,8 @@ do more than read, 2 bad usage or configuration.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			if p, _ := dsn.Parse(d.DSN); p.Engine == dsn.SQLite {
-				return usageError("%s is a SQLite file: it needs no preparing (the guard opens it read-only)", d.Name)
+			if p, _ := dsn.Parse(d.DSN); p.Engine == dsn.SQLite || p.Engine == dsn.DuckDB {
+				return usageError("%s is a %s file: it needs no preparing (the guard opens it read-only)", d.Name, p.Engine.Name())
 			}
 			admin := firstNonEmpty(adminDSN, d.Guard.AdminDSN, os.Getenv(envAdminDSN))
 			if admin == "" {

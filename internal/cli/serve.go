@@ -173,7 +173,7 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		return fail(err)
 	}
 	r.srv, err = serve.New(serve.Options{
-		Library: r.lib, Databases: r.dbs, Grants: gs, OAuth: signIn,
+		Library: r.lib, Databases: r.dbs, Grants: gs, OAuth: signIn, Policies: policies(cfg),
 		RateLimit: sc.RateLimit, Burst: sc.Burst, MaxRequestBytes: sc.MaxRequestBytes,
 		MaxSessionsPerGrant: sc.MaxSessionsPerToken, MaxSessions: sc.MaxSessions, SessionIdleTimeout: time.Duration(sc.SessionIdleTimeout),
 		ReadTimeout: time.Duration(sc.ReadTimeout), ShutdownGrace: time.Duration(sc.ShutdownGrace),
@@ -190,6 +190,17 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		return fail(err)
 	}
 	return r, nil
+}
+
+// policies are okf.yaml's policies, by name, as the engine holds callers
+// to them.
+func policies(cfg *config.Config) map[string]*engine.Policy {
+	out := map[string]*engine.Policy{}
+	for _, p := range cfg.Policies {
+		out[p.Name] = &engine.Policy{Name: p.Name, Databases: p.Databases, DeniedColumns: p.DeniedColumns,
+			MaskedColumns: p.MaskedColumns, RowFilters: p.RowFilters}
+	}
+	return out
 }
 
 // serveOAuth is the server's OAuth of the serve.oauth section; nil
@@ -379,15 +390,23 @@ func loadGrants(cfg *config.Config, path, data string) ([]serve.Grant, error) {
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s:%d: %w", cfg.Path, t.Line, err)}
 		}
+		g.Policy = t.Policy
 		grants = append(grants, g)
+	}
+	for _, g := range grants {
+		// okf.yaml checks its own tokens' policies; a minted token's is
+		// checked here, against the policies okf.yaml has now.
+		if _, ok := cfg.Policy(g.Policy); g.Policy != "" && !ok {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: token %s is held to policy %q, which okf.yaml does not define", path, g.Name, g.Policy)}
+		}
 	}
 	return grants, nil
 }
 
 func newServeTokenCmd(e *env) *cobra.Command {
 	var (
-		tenant, name, path, data string
-		write                    bool
+		tenant, name, path, data, policy string
+		write                            bool
 	)
 	c := &cobra.Command{
 		Use:   "token",
@@ -395,9 +414,11 @@ func newServeTokenCmd(e *env) *cobra.Command {
 		Long: `Token makes a new random bearer token that grants one tenant, read-only
 unless --write is given, and adds its SHA-256 (never the token) to the
 tokens file. The token is printed once, on standard output: keep it in the
-agent's configuration or a secret store.`,
+agent's configuration or a secret store. With --policy, its caller is held
+to one of okf.yaml's policies: the databases, columns and rows it may see.`,
 		Example: `  okf serve token --tenant acme --name claude-code
-  okf serve token --tenant acme --name pipeline --write`,
+  okf serve token --tenant acme --name pipeline --write
+  okf serve token --tenant acme --name support-bot --policy support`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := store.ValidateTenant(tenant); err != nil {
@@ -413,13 +434,16 @@ agent's configuration or a secret store.`,
 			if err != nil {
 				return err
 			}
-			token, err := serve.MintToken(file, name, tenant, write)
+			token, err := serve.MintToken(file, serve.Grant{Name: name, Tenant: tenant, Write: write, Policy: policy})
 			if err != nil {
 				return err
 			}
 			access := "read"
 			if write {
 				access = "read and write"
+			}
+			if policy != "" {
+				access += ", policy " + policy
 			}
 			fmt.Fprintf(e.stderr, "token %s (%s, tenant %s) added to %s; it is shown once:\n", name, access, tenant, file)
 			_, err = fmt.Fprintln(e.stdout, token)
@@ -429,6 +453,7 @@ agent's configuration or a secret store.`,
 	c.Flags().StringVar(&tenant, "tenant", "default", "the tenant the token grants")
 	c.Flags().StringVar(&name, "name", "", "a name for the token, unique in the file (default TENANT-read or TENANT-write)")
 	c.Flags().BoolVar(&write, "write", false, "let the token write documents, not only read")
+	c.Flags().StringVar(&policy, "policy", "", "hold the token's caller to this policy of okf.yaml")
 	c.Flags().StringVar(&path, "tokens", "", "tokens file (default: "+serve.TokensFile+" in the data directory)")
 	c.Flags().StringVar(&data, "data", "", "the data directory holding the tokens file")
 	return c

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/internal/sqlshapes"
 	"github.com/okf-tools/okf/sqlguard"
 )
@@ -218,5 +219,33 @@ func TestMCPStdioHugeQueries(t *testing.T) {
 	cs.Close()
 	if code := <-done; code != 0 {
 		t.Errorf("okf mcp exited %d: %s", code, stderr.String())
+	}
+}
+
+// TestServeTokenPolicy: a token minted with --policy records it; serving it
+// needs okf.yaml to define that policy.
+func TestServeTokenPolicy(t *testing.T) {
+	data := t.TempDir()
+	code, _, errOut := run(t, "serve", "token", "--data", data, "--tenant", "acme", "--name", "support-bot", "--policy", "support")
+	if code != 0 || !strings.Contains(errOut, "token support-bot (read, policy support, tenant acme)") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	raw, err := os.ReadFile(filepath.Join(data, "tokens.json"))
+	if err != nil || !strings.Contains(string(raw), `"policy": "support"`) {
+		t.Fatalf("tokens file %s (%v)", raw, err)
+	}
+	without, err := config.Parse([]byte("serve: {}\n"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadGrants(without, "", data); err == nil || !strings.Contains(err.Error(), `token support-bot is held to policy "support", which okf.yaml does not define`) {
+		t.Errorf("a policy okf.yaml lacks: %v", err)
+	}
+	with, err := config.Parse([]byte("policies:\n  - {name: support, masked_columns: [customers.email]}\n"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs, err := loadGrants(with, "", data); err != nil || len(gs) != 1 || gs[0].Policy != "support" {
+		t.Errorf("grants %+v, %v", gs, err)
 	}
 }

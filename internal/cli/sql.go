@@ -27,8 +27,9 @@ prints what an agent would read: the column names, up to --rows rows with
 numbers exactly as the database returns them, long cells cut, and "N of M
 rows".
 
-<database> is a name from okf.yaml or a DSN: postgres://user@host/db or
-sqlite:path/to/file.sqlite. The query must be one SELECT, VALUES or WITH;
+<database> is a name from okf.yaml or a DSN: postgres://user@host/db,
+sqlite:path/to/file.sqlite or duckdb:path/to/file.duckdb. The query must be
+one SELECT, VALUES or WITH;
 anything else is refused with the layer that refused it, the position and a
 hint. See docs/security.md for the layers.
 
@@ -36,6 +37,7 @@ Exit status: 0 the query ran, 1 it was refused or failed, 2 bad usage or
 configuration.`,
 		Example: `  okf sql superhero "SELECT superhero_name FROM superhero LIMIT 3"
   okf sql sqlite:superhero.sqlite "SELECT count(*) FROM hero_power"
+  okf sql duckdb:hubs.duckdb "SELECT 1"
   okf sql --json solar "SELECT * FROM plant"
   okf sql --audit audit.jsonl solar "SELECT 1"`,
 		Args: exactArgs(2, "a database and a query"),

@@ -30,7 +30,8 @@ exactly, since databases compare text exactly. It answers as the values
 tool answers an agent, through the SQL guard with its limits: a hidden
 column is refused.
 
-<database> is a name from okf.yaml or a DSN (postgres://…, sqlite:PATH).
+<database> is a name from okf.yaml or a DSN (postgres://…, sqlite:PATH,
+duckdb:PATH).
 At most 20 values; a value longer than 200 characters is cut, and says so.
 
 Exit status: 0 answered, 1 refused or failed, 2 bad usage or configuration.`,

@@ -23,6 +23,11 @@ func TestParse(t *testing.T) {
 		{"shop.db", SQLite, "shop.db"},
 		{"data/Shop.SQLite3", SQLite, "data/Shop.SQLite3"},
 		{"x.sqlite", SQLite, "x.sqlite"},
+		{"duckdb:hubs.duckdb", DuckDB, "hubs.duckdb"},
+		{"DuckDB:/abs/hubs", DuckDB, "/abs/hubs"},
+		{"duckdb://rel/hubs.duckdb", DuckDB, "rel/hubs.duckdb"},
+		{"duckdb:///abs/hubs.duckdb", DuckDB, "/abs/hubs.duckdb"},
+		{"data/Hubs.DuckDB", DuckDB, "data/Hubs.DuckDB"},
 		{"solar", None, ""},
 		{"store.file", None, ""},
 		{"", None, ""},
@@ -32,7 +37,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %+v, %v; want %s %q", c.in, got, err, c.engine, c.path)
 		}
 	}
-	for _, bad := range []string{"sqlite:", "sqlite://", "mysql://u:secret@h/db"} {
+	for _, bad := range []string{"sqlite:", "sqlite://", "duckdb:", "duckdb://", "mysql://u:secret@h/db"} {
 		_, err := Parse(bad)
 		if err == nil {
 			t.Errorf("Parse(%q) accepted it", bad)
@@ -55,6 +60,14 @@ func TestRedact(t *testing.T) {
 	} {
 		if got := Redact(c.text, c.dsn); got != c.want {
 			t.Errorf("Redact(%q, %q) = %q, want %q", c.text, c.dsn, got, c.want)
+		}
+	}
+}
+
+func TestEngineName(t *testing.T) {
+	for e, want := range map[Engine]string{Postgres: "PostgreSQL", SQLite: "SQLite", DuckDB: "DuckDB", None: "no database"} {
+		if got := e.Name(); got != want {
+			t.Errorf("%q.Name() = %q, want %q", e, got, want)
 		}
 	}
 }

@@ -18,7 +18,13 @@ var Update = flag.Bool("update", false, "rewrite the golden files under testdata
 // Check compares got with testdata/name, rewriting the file under -update.
 func Check(t testing.TB, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	CheckFile(t, filepath.Join("testdata", name), got)
+}
+
+// CheckFile compares got with the file at path, rewriting it under
+// -update: a golden file another package's testdata holds.
+func CheckFile(t testing.TB, path string, got []byte) {
+	t.Helper()
 	if *Update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -29,6 +35,6 @@ func Check(t testing.TB, name string, got []byte) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (rerun with -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
+		t.Errorf("%s differs (rerun with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }

@@ -60,6 +60,7 @@ type Server struct {
 	*httptest.Server
 	mu       sync.Mutex
 	turns    []Turn
+	reply    func(req map[string]any) Turn
 	requests []map[string]any
 	headers  []http.Header
 
@@ -78,6 +79,45 @@ type Server struct {
 // test ends. A request beyond the script fails the test.
 func New(t testing.TB, turns ...Turn) *Server {
 	s := &Server{turns: turns}
+	s.start(t)
+	return s
+}
+
+// NewReplier starts a server that answers each request with the turn
+// reply makes of its decoded body, so that a model can answer by what it
+// is asked rather than in a fixed order (several runs at once, a question
+// set asked in any order). reply may be called concurrently.
+func NewReplier(t testing.TB, reply func(req map[string]any) Turn) *Server {
+	s := &Server{reply: reply}
+	s.start(t)
+	return s
+}
+
+// UserText is the text of a request's first user message, in either wire
+// format: the question a run asks.
+func UserText(req map[string]any) string {
+	msgs, _ := req["messages"].([]any)
+	for _, m := range msgs {
+		msg, _ := m.(map[string]any)
+		if msg["role"] != "user" {
+			continue
+		}
+		switch c := msg["content"].(type) {
+		case string:
+			return c
+		case []any:
+			for _, block := range c {
+				if b, _ := block.(map[string]any); b["type"] == "text" {
+					text, _ := b["text"].(string)
+					return text
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func (s *Server) start(t testing.TB) {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req map[string]any
@@ -89,7 +129,7 @@ func New(t testing.TB, turns ...Turn) *Server {
 		s.headers = append(s.headers, r.Header.Clone())
 		n := len(s.requests)
 		s.mu.Unlock()
-		if n > len(s.turns) {
+		if s.reply == nil && n > len(s.turns) {
 			t.Errorf("llmtest: request %d beyond the %d scripted turns", n, len(s.turns))
 			http.Error(w, "no more turns", http.StatusGone)
 			return
@@ -98,7 +138,12 @@ func New(t testing.TB, turns ...Turn) *Server {
 		if !anthropic && r.URL.Path != "/v1/chat/completions" {
 			t.Errorf("llmtest: unexpected path %s", r.URL.Path)
 		}
-		turn := s.turns[n-1]
+		var turn Turn
+		if s.reply != nil {
+			turn = s.reply(req)
+		} else {
+			turn = s.turns[n-1]
+		}
 		var u *usage
 		if anthropic && s.Caching && turn.Status == 0 && turn.Raw == "" {
 			u = s.cacheUsage(body)
@@ -110,7 +155,6 @@ func New(t testing.TB, turns ...Turn) *Server {
 		writeTurn(w, turn, anthropic, n, u)
 	}))
 	t.Cleanup(s.Close)
-	return s
 }
 
 // OpenAIURL is the base URL for the openai provider.

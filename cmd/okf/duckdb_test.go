@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+)
+
+// TestSQLDuckDB runs okf sql and okf compile on a DuckDB file end to end:
+// the binary registers the engine and the catalog reader, the DSN is read,
+// the file is opened read-only and left as it was, values come back exact,
+// and an attack is refused.
+func TestSQLDuckDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds okf")
+	}
+	bin := buildOkf(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hubs.duckdb")
+	db, err := sql.Open("duckdb", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		"CREATE TABLE hub (id INTEGER PRIMARY KEY, name VARCHAR, capacity DECIMAL(12,3), opened DATE, tags VARCHAR[], total HUGEINT)",
+		"INSERT INTO hub VALUES (1, 'Leeds', 1234567.125, DATE '2021-03-04', ['north', 'rail'], 170141183460469231731687303715884105727)",
+		"INSERT INTO hub VALUES (2, 'Bristol', 0.001, NULL, [], -1)",
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	okf := func(args ...string) (string, string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return stdout.String(), stderr.String(), code
+	}
+
+	out, errOut, code := okf("sql", "duckdb:hubs.duckdb", "SELECT 1")
+	if code != 0 || out != "1\n1\n(1 row)\n" {
+		t.Errorf("SELECT 1: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = okf("sql", "duckdb:"+path, "SELECT name, capacity, opened, tags, total FROM hub ORDER BY id")
+	want := "name | capacity | opened | tags | total\n" +
+		"Leeds | 1234567.125 | 2021-03-04 | ['north', 'rail'] | 170141183460469231731687303715884105727\n" +
+		"Bristol | 0.001 | NULL | [] | -1\n(2 rows)\n"
+	if code != 0 || out != want {
+		t.Errorf("exit %d\n got: %q\nwant: %q\n%s", code, out, want, errOut)
+	}
+	out, _, code = okf("sql", "--json", "hubs.duckdb", "SELECT id, capacity FROM hub WHERE id = 2")
+	var res struct {
+		Columns []struct{ Name, Type string }
+		Rows    [][]any
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Rows) != 1 ||
+		res.Rows[0][0] != float64(2) || res.Rows[0][1] != "0.001" || res.Columns[1].Type != "decimal(12,3)" {
+		t.Errorf("--json: exit %d, %v\n%s", code, err, out)
+	}
+	for _, attack := range []string{
+		"COPY hub TO 'stolen.csv'",
+		"SELECT * FROM read_csv('/etc/passwd')",
+		"SELECT * FROM query('SELECT name FROM hub')",
+		"ATTACH 'other.duckdb' AS other",
+	} {
+		_, errOut, code := okf("sql", "duckdb:hubs.duckdb", attack)
+		if code != 1 || !strings.Contains(errOut, "refused by the validator") {
+			t.Errorf("%s: exit %d\n%s", attack, code, errOut)
+		}
+	}
+	_, errOut, code = okf("sql", "duckdb:missing.duckdb", "SELECT 1")
+	if code == 0 || !strings.Contains(errOut, "no such file") {
+		t.Errorf("a missing file: exit %d\n%s", code, errOut)
+	}
+	// okf compile reads the same file's catalog, and its values through
+	// the guard.
+	bundles := t.TempDir()
+	_, errOut, code = okf("compile", "--from", "duckdb:"+path, "--out", bundles)
+	hub, err := os.ReadFile(filepath.Join(bundles, "hubs", "tables", "hub.md"))
+	if code != 0 || err != nil || !bytes.Contains(hub, []byte("type: DuckDB Table")) || !bytes.Contains(hub, []byte("Leeds")) {
+		t.Errorf("okf compile --from duckdb: exit %d, %v\n%s\n%s", code, err, errOut, hub)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if !bytes.Equal(before, after) || len(entries) != 1 {
+		t.Errorf("okf sql changed the folder: %d files, the database the same: %v", len(entries), bytes.Equal(before, after))
+	}
+}
