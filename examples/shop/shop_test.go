@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,4 +97,59 @@ func TestQuestionsRunOnTheDatabase(t *testing.T) {
 			t.Errorf("%s: the gold SQL returns nothing", q.ID)
 		}
 	}
+}
+
+// With customers.email and custname masked, every question's gold SQL
+// still answers as it does unmasked: each result column that shows
+// neither is the same, and each that does shows only the mask.
+func TestQuestionsWithMaskedCustomers(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shop.db")
+	if err := shop.Create(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := sqlguard.Open(ctx, "shop", "sqlite:"+path, sqlguard.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	masked, err := sqlguard.Open(ctx, "shop", "sqlite:"+path, sqlguard.Options{MaskedColumns: []string{"customers.email", "customers.custname"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer masked.Close()
+	qs, err := eval.LoadQuestions(shop.QuestionsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	showing := 0
+	for _, q := range qs {
+		want, err := plain.Query(ctx, "test", q.SQL[0])
+		if err != nil {
+			t.Fatalf("%s: %v", q.ID, err)
+		}
+		got, err := masked.Query(ctx, "test", q.SQL[0])
+		if err != nil {
+			t.Errorf("%s: refused with masked columns: %v", q.ID, err)
+			continue
+		}
+		if len(got.MaskedColumns) > 0 {
+			showing++
+		}
+		for i, c := range got.Columns {
+			isMasked := slices.Contains(got.MaskedColumns, c.Name)
+			for r := range got.Rows {
+				switch g, w := got.Rows[r][i], want.Rows[r][i]; {
+				case isMasked && g != nil && g != sqlguard.Mask:
+					t.Errorf("%s: row %d column %s shows %v", q.ID, r, c.Name, g)
+				case !isMasked && g != w:
+					t.Errorf("%s: row %d column %s is %v, unmasked %v", q.ID, r, c.Name, g, w)
+				}
+			}
+		}
+	}
+	if showing == 0 || showing == len(qs) {
+		t.Errorf("%d of %d questions show a masked column: the test no longer tells the two kinds apart", showing, len(qs))
+	}
+	t.Logf("%d of %d questions' results show a masked column", showing, len(qs))
 }
