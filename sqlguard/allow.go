@@ -140,7 +140,7 @@ var duckdbFunctions = lazy.Set{Names: []string{
 	"url_decode", "url_encode", "get_bit", "set_bit", "bit_position", "bitstring",
 	// dates and times
 	"age", "century", "current_date", "current_localtime", "current_localtimestamp", "current_time",
-	"current_timestamp", "date_add", "date_diff", "date_part", "date_sub", "date_trunc", "datediff", "datepart",
+	"current_timestamp", "date", "date_add", "date_diff", "date_part", "date_sub", "date_trunc", "datediff", "datepart",
 	"datesub", "datetrunc", "day", "dayname", "dayofmonth", "dayofweek", "dayofyear", "decade", "epoch", "epoch_ms",
 	"epoch_ns", "epoch_us", "era", "extract", "get_current_time", "get_current_timestamp", "hour", "isodow",
 	"isoyear", "julian", "last_day", "make_date", "make_time", "make_timestamp", "make_timestamp_ns",

@@ -150,7 +150,8 @@ func (v *Validator) checkPlanNode(n *planNode, catalog string) error {
 // checkPlanScan checks a scan of table ("catalog.schema.table") against
 // the allowlist and the hidden columns.
 func (v *Validator) checkPlanScan(n *planNode, table, catalog string) error {
-	qualified := strings.ToLower(table)
+	// The plan quotes a name that is a keyword ("returns").
+	qualified := strings.ToLower(unquoteParts(table))
 	var schema, name string
 	for _, s := range v.schemas {
 		if rest, ok := strings.CutPrefix(qualified, catalog+"."+s+"."); ok {
@@ -248,4 +249,35 @@ func mentions(text string, columns []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// unquoteParts reads a dotted name whose parts may be double-quoted, as
+// the plan writes them, into its parts' plain names joined by dots.
+func unquoteParts(name string) string {
+	var parts []string
+	for name != "" {
+		var part string
+		if name[0] == '"' {
+			i := 1
+			for ; i < len(name); i++ {
+				if name[i] == '"' {
+					if i+1 < len(name) && name[i+1] == '"' {
+						part += `"`
+						i++
+						continue
+					}
+					break
+				}
+				part += string(name[i])
+			}
+			name = name[min(i+1, len(name)):]
+		} else {
+			part, name, _ = strings.Cut(name, ".")
+			parts = append(parts, part)
+			continue
+		}
+		parts = append(parts, part)
+		name = strings.TrimPrefix(name, ".")
+	}
+	return strings.Join(parts, ".")
 }
