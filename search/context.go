@@ -881,10 +881,18 @@ func (p *packer) schemaRows(t int, cols, asked, listed map[string]bool, pieces *
 // column a rule uses whole. A JSON column's row alone says nothing of the
 // keys a query must write, nor of the values stored under them.
 func (p *packer) fieldRows(t int, c *readmodel.Concept, facts *readmodel.TableFacts, column string, cols map[string]bool) []piece {
-	whole := cols[strings.ToLower(column)+wholeColumn]
 	var rows []piece
+	whole, asked := false, false
 	for _, f := range facts.Fields {
-		if !strings.EqualFold(f.Column(), column) || !whole && !cols[strings.ToLower(f.Path)] {
+		if len(f.Path) <= len(column) || f.Path[len(column)] != '.' || !strings.EqualFold(f.Path[:len(column)], column) {
+			continue
+		}
+		if !asked {
+			// Packs lay out many selections: the key is built once a
+			// column, and only for a column that has fields.
+			whole, asked = cols[strings.ToLower(column)+wholeColumn], true
+		}
+		if !whole && !cols[strings.ToLower(f.Path)] {
 			continue
 		}
 		k := rowKey{table: t, column: f.Path, meaning: true}
