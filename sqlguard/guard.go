@@ -379,6 +379,9 @@ func (d *DB) query(ctx context.Context, sql string, args []any) (*Result, error)
 	if merr := mask(res, found.cols); merr != nil {
 		return nil, merr
 	}
+	if err != nil && found.readsMasked {
+		err = withheld(err)
+	}
 	return res, err
 }
 

@@ -31,9 +31,14 @@ func (w *walker) output(sc *scope, n *pgast.Node) bool {
 	return tainted
 }
 
-// taintIf marks the output column being resolved when cond holds.
+// taintIf marks the output column being resolved when cond holds, a
+// read of a masked value, and records that the query reads one.
 func (w *walker) taintIf(cond bool) {
-	if cond && w.taint != nil {
+	if !cond {
+		return
+	}
+	w.readsMasked = true
+	if w.taint != nil {
 		*w.taint = true
 	}
 }
@@ -69,6 +74,20 @@ func anyMasked(cols []column) bool {
 // mask replaces the values of a result's masked columns with Mask. The
 // validator's columns and the database's must agree in number: if they
 // do not, okf cannot tell which cells to mask and returns no rows.
+// withheld is a database's error for a query that reads a masked column,
+// its message withheld: a failed cast or a constraint names the value it
+// failed on ("invalid input syntax for type integer: \"ana@…\"").
+func withheld(err error) error {
+	ge, ok := AsError(err)
+	if !ok || ge.Refused || ge.Layer != LayerDatabase {
+		return err
+	}
+	out := *ge
+	out.Message = "the query failed; the database's message is withheld because the query reads a masked column"
+	out.Hint = "Check the query's casts and functions on the masked columns; their values cannot be shown."
+	return &out
+}
+
 func mask(res *Result, cols []column) error {
 	if res == nil || !anyMasked(cols) {
 		return nil

@@ -251,6 +251,9 @@ type walker struct {
 	// edits are the references to filtered tables to rewrite
 	// (rowfilter.go).
 	edits []edit
+	// readsMasked is set when the query reads a masked column anywhere,
+	// shown or not (masking.go).
+	readsMasked bool
 	// taint, while an output column's expression is resolved, is set
 	// when the expression reads a masked value (masking.go); nil
 	// elsewhere, where a masked column may be read: filters, joins,
@@ -751,15 +754,13 @@ func (w *walker) unqualified(sc *scope, name string, loc int) {
 				return
 			}
 		}
-		if w.taint != nil {
-			for _, r := range l.byCol[lower] {
-				w.taintIf(r.masks(name))
-			}
-			for _, r := range l.open {
-				w.taintIf(r.masks(name))
-			}
-			w.taintRows(l.byName[name])
+		for _, r := range l.byCol[lower] {
+			w.taintIf(r.masks(name))
 		}
+		for _, r := range l.open {
+			w.taintIf(r.masks(name))
+		}
+		w.taintRows(l.byName[name])
 	}
 }
 

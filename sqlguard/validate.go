@@ -114,8 +114,9 @@ func (v *Validator) Validate(sql string) error {
 // each marked when its values derive from a masked column, and the
 // references to filtered tables to rewrite.
 type checked struct {
-	cols  []column
-	edits []edit
+	cols        []column
+	edits       []edit
+	readsMasked bool
 }
 
 // check validates sql and says what it found.
@@ -208,7 +209,7 @@ func (v *Validator) check(sql string) (checked, error) {
 	if w.err != nil {
 		return checked{}, w.err
 	}
-	return checked{cols: cols, edits: w.edits}, nil
+	return checked{cols: cols, edits: w.edits, readsMasked: w.readsMasked}, nil
 }
 
 func refuse(code string, pos int, msg, hint string) *Error {
