@@ -548,10 +548,17 @@ func TestAttacksDuckDB(t *testing.T) {
 			}
 		}
 		// Each run has an instance and a copy of its own: they run side by
-		// side, runaways all at once since most wait out the deadline.
+		// side, runaways all at once since most wait out the deadline. A
+		// write runs alone: DuckDB keeps some settings' effects, such as
+		// its threads, process-wide, so one instance's PRAGMA threads can
+		// show in another's settings read at the same moment, and a loaded
+		// machine made that moment likelier.
 		parallel := 3
-		if a.kind == kindRunaway {
+		switch a.kind {
+		case kindRunaway:
 			parallel = len(setups)
+		case kindWrite:
+			parallel = 1
 		}
 		slots := make(chan struct{}, parallel)
 		var wg sync.WaitGroup
