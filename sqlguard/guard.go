@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -241,38 +240,17 @@ type DB struct {
 // this package: the file d.Path, with opts' defaults filled in.
 type EngineOpener func(ctx context.Context, d dsn.DSN, opts Options) (Engine, error)
 
-// registered holds the engines of other packages by kind: a fixed array,
-// so that registering from an init allocates nothing.
-var registered struct {
-	mu      sync.Mutex
-	engines [4]dsn.Engine
-	openers [4]EngineOpener
-}
+// registered holds the engines other packages register.
+var registered dsn.Registry[EngineOpener]
 
 // RegisterEngine makes Open use open for DSNs of kind e. Package
 // sqlguard/duckdb registers DuckDB: a program that does not import it
 // links no DuckDB, and Open says so for a duckdb: DSN.
-func RegisterEngine(e dsn.Engine, open EngineOpener) {
-	registered.mu.Lock()
-	defer registered.mu.Unlock()
-	for i, have := range registered.engines {
-		if have == e || have == dsn.None {
-			registered.engines[i], registered.openers[i] = e, open
-			return
-		}
-	}
-	panic("sqlguard: too many registered engines")
-}
+func RegisterEngine(e dsn.Engine, open EngineOpener) { registered.Register(e, open) }
 
 func registeredOpener(e dsn.Engine) EngineOpener {
-	registered.mu.Lock()
-	defer registered.mu.Unlock()
-	for i, have := range registered.engines {
-		if have == e {
-			return registered.openers[i]
-		}
-	}
-	return nil
+	open, _ := registered.Lookup(e)
+	return open
 }
 
 // Open connects to the database named name at conn, a DSN read by the

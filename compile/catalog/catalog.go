@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/internal/dsn"
@@ -28,41 +27,19 @@ import (
 // this package.
 type FileReader func(ctx context.Context, path, schema string) (*compile.Database, error)
 
-// fileReaders holds the registered readers by engine: a fixed array, so
-// that registering from an init allocates nothing.
-var fileReaders struct {
-	mu      sync.Mutex
-	engines [4]dsn.Engine
-	readers [4]FileReader
-}
+// fileReaders holds the readers other packages register.
+var fileReaders dsn.Registry[FileReader]
 
 // RegisterFileReader makes ReadFile use r for engine e. Package
 // compile/catalog/duckdb registers DuckDB, so that only the programs that
 // import it (okf does) link DuckDB, and this package's tests do not.
-func RegisterFileReader(e dsn.Engine, r FileReader) {
-	fileReaders.mu.Lock()
-	defer fileReaders.mu.Unlock()
-	for i, have := range fileReaders.engines {
-		if have == e || have == dsn.None {
-			fileReaders.engines[i], fileReaders.readers[i] = e, r
-			return
-		}
-	}
-	panic("catalog: too many registered file readers")
-}
+func RegisterFileReader(e dsn.Engine, r FileReader) { fileReaders.Register(e, r) }
 
 // ReadFile reads the catalog of a database file of engine e through the
 // reader registered for it.
 func ReadFile(ctx context.Context, e dsn.Engine, path, schema string) (*compile.Database, error) {
-	fileReaders.mu.Lock()
-	var r FileReader
-	for i, have := range fileReaders.engines {
-		if have == e {
-			r = fileReaders.readers[i]
-		}
-	}
-	fileReaders.mu.Unlock()
-	if r == nil {
+	r, ok := fileReaders.Lookup(e)
+	if !ok || r == nil {
 		return nil, fmt.Errorf("%s: this program was built without %s's catalog reader", path, e.Name())
 	}
 	return r(ctx, path, schema)

@@ -71,3 +71,18 @@ func TestEngineName(t *testing.T) {
 		}
 	}
 }
+
+func TestRegistry(t *testing.T) {
+	var r Registry[string]
+	if _, ok := r.Lookup(DuckDB); ok {
+		t.Error("an empty registry has DuckDB")
+	}
+	r.Register(DuckDB, "a")
+	r.Register(DuckDB, "b")
+	if got, ok := r.Lookup(DuckDB); !ok || got != "b" {
+		t.Errorf("DuckDB: %q, %v; want the last registered", got, ok)
+	}
+	if _, ok := r.Lookup(None); ok {
+		t.Error("None is registered")
+	}
+}
