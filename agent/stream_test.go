@@ -213,7 +213,7 @@ func TestBrokenReplies(t *testing.T) {
 				}
 			}
 			r := agent.Run(context.Background(), cfg, question, "").Record
-			if r.StopReason != trace.Submitted || r.LLMCalls != 2 || r.SQLAttempts != 2 || len(srv.Requests()) != 3 || r.Steps[0].Retries != 1 {
+			if r.StopReason != trace.Submitted || r.LLMCalls != 2 || r.SQLAttempts != 2 || r.ToolCalls["run_sql"] != 1 || len(srv.Requests()) != 3 || r.Steps[0].Retries != 1 {
 				t.Errorf("retried: stop %s (%s), %d calls, %d SQL attempts, %d requests, steps %+v", r.StopReason, r.Error, r.LLMCalls, r.SQLAttempts, len(srv.Requests()), r.Steps)
 			}
 			if len(retries) != 1 || !strings.Contains(retries[0], "the reply broke off") {
@@ -228,7 +228,7 @@ func TestBrokenReplies(t *testing.T) {
 			cfg = s.config(t, c, agent.Context)
 			cfg.OnEvent = func(agent.Event) {}
 			r = agent.Run(context.Background(), cfg, question, "").Record
-			if r.StopReason != trace.Failed || !strings.Contains(r.Error, "the reply broke off") || r.SQLAttempts != 0 || r.LLMCalls != 1 || len(r.Steps) != 1 {
+			if r.StopReason != trace.Failed || !strings.Contains(r.Error, "the reply broke off") || r.SQLAttempts != 0 || len(r.ToolCalls) != 0 || r.LLMCalls != 1 || len(r.Steps) != 1 {
 				t.Errorf("not retried: stop %s (%s), %d SQL attempts, %d calls, steps %+v", r.StopReason, r.Error, r.SQLAttempts, r.LLMCalls, r.Steps)
 			}
 			// Anthropic says the input at the start; OpenAI only at the end.

@@ -60,6 +60,8 @@ type anResponse struct {
 	Content    []anBlock `json:"content"`
 	StopReason string    `json:"stop_reason"`
 	Usage      *anUsage  `json:"usage"`
+	// Error is set when a server answered 200 with an error object.
+	Error *wireError `json:"error"`
 }
 
 type anUsage struct {
@@ -85,6 +87,10 @@ func (m *anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
 	a, err := m.call(ctx, x)
 	if err != nil {
 		return nil, m.charge(err, acc.lost.Add(acc.reply.Usage.usage()))
+	}
+	if e := acc.reply.Error; e != nil {
+		err := fmt.Errorf("model %s: the server answered with an error: %s", m.c.Name, strings.TrimPrefix(e.Type+": "+e.Message, ": "))
+		return nil, m.charge(a.failed(err), acc.lost.Add(acc.reply.Usage.usage()))
 	}
 	out := m.response(&acc.reply, a)
 	m.settle(out, acc.lost)
@@ -224,6 +230,7 @@ type anStream struct {
 	lost  Usage
 	reply anResponse
 	parts []*strings.Builder // each block's text or partial_json, joined once it is whole
+	ended []bool             // each block's content_block_stop came
 	// stopped is set by message_stop, the stream's last event.
 	stopped bool
 }
@@ -278,8 +285,8 @@ func (s *anStream) read(r io.Reader) error {
 func (s *anStream) events(r io.Reader) error {
 	return readEvents(r, func(_, data string) error {
 		var e anEvent
-		if err := json.Unmarshal([]byte(data), &e); err != nil {
-			return fmt.Errorf("model %s: malformed event: %w", s.model, err)
+		if err := decodeEvent(s.model, data, &e); err != nil {
+			return err
 		}
 		block := func() (*anBlock, error) {
 			if e.Index < 0 || e.Index >= len(s.reply.Content) {
@@ -308,7 +315,7 @@ func (s *anStream) events(r io.Reader) error {
 			part.WriteString(b.Text)
 			b.Text, b.Input = "", nil
 			s.reply.Content = append(s.reply.Content, b)
-			s.parts = append(s.parts, part)
+			s.parts, s.ended = append(s.parts, part), append(s.ended, false)
 		case "content_block_delta":
 			if _, err := block(); err != nil || e.Delta == nil {
 				return err
@@ -325,6 +332,7 @@ func (s *anStream) events(r io.Reader) error {
 			if err != nil {
 				return err
 			}
+			s.ended[e.Index] = true
 			if b.Type == "tool_use" {
 				b.Input = json.RawMessage(s.parts[e.Index].String())
 				s.stream.toolCall(b.toolCall())
@@ -337,6 +345,13 @@ func (s *anStream) events(r io.Reader) error {
 				s.reply.Usage.OutputTokens = e.Usage.OutputTokens
 			}
 		case "message_stop":
+			// A tool call whose block never stopped may be cut short:
+			// its input is read only once whole.
+			for i, b := range s.reply.Content {
+				if b.Type == "tool_use" && !s.ended[i] {
+					return fmt.Errorf("model %s: malformed event: block %d (tool_use) never stopped", s.model, i)
+				}
+			}
 			s.stopped = true
 			return io.EOF
 		case "error":

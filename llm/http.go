@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -29,8 +30,11 @@ func (m *httpModel) ModelID() string { return m.c.Model }
 
 // StatusError is a reply with an HTTP error status.
 type StatusError struct {
-	Model  string
-	Status int
+	Model string
+	// Endpoint is the base URL the call went to; KeyEnv names the
+	// variable the API key was read from, when it is known.
+	Endpoint, KeyEnv string
+	Status           int
 	// Type and Message are the provider's error type and message, when
 	// the body held them.
 	Type, Message string
@@ -49,9 +53,20 @@ func (e *StatusError) Error() string {
 	}
 	switch e.Status {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return fmt.Sprintf("model %s: the provider rejected the API key (%d): %s", e.Model, e.Status, msg)
+		endpoint, key := "the provider", "the API key"
+		if e.Endpoint != "" {
+			endpoint = e.Endpoint
+		}
+		if e.KeyEnv != "" {
+			key += " in " + e.KeyEnv
+		}
+		return fmt.Sprintf("model %s: %s rejected %s (%d): %s", e.Model, endpoint, key, e.Status, msg)
 	case http.StatusNotFound:
-		return fmt.Sprintf("model %s: unknown model or endpoint (404): %s", e.Model, msg)
+		at := ""
+		if e.Endpoint != "" {
+			at = " at " + e.Endpoint
+		}
+		return fmt.Sprintf("model %s: unknown model or endpoint%s (404): %s", e.Model, at, msg)
 	}
 	return fmt.Sprintf("model %s: HTTP %d: %s", e.Model, e.Status, msg)
 }
@@ -76,6 +91,17 @@ func retryable(status int, h http.Header) bool {
 		return false
 	}
 	return status == http.StatusRequestTimeout || status == http.StatusConflict || status == http.StatusTooManyRequests || status >= 500
+}
+
+// endpoint is a base URL as an error shows it: without the credentials
+// it may hold.
+func endpoint(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	u.User = nil
+	return u.String()
 }
 
 // requestID is the provider's id of a request, from its reply's headers.
@@ -235,7 +261,7 @@ func (m *httpModel) tryPost(ctx context.Context, url string, headers map[string]
 		var serr error = err
 		if err == nil {
 			typ, msg := parseErr(r.body)
-			serr = &StatusError{Model: m.c.Name, Status: r.status, Type: typ, Message: msg, RequestID: requestID(r.header)}
+			serr = &StatusError{Model: m.c.Name, Endpoint: endpoint(m.c.BaseURL), KeyEnv: m.c.KeyEnv, Status: r.status, Type: typ, Message: msg, RequestID: requestID(r.header)}
 			if !retryable(r.status, r.header) {
 				return serr
 			}

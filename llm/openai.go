@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -211,6 +212,9 @@ func (m *openAI) response(r *oaResponse, a *attempt) (*Response, error) {
 		if typ, msg := openAIError(a.body); msg != "" && bytes.Contains(a.body, []byte(`"error"`)) {
 			return nil, fmt.Errorf("model %s: the server answered with an error: %s", m.c.Name, strings.TrimPrefix(typ+": "+msg, ": "))
 		}
+		if a.whole {
+			return nil, fmt.Errorf("model %s: malformed reply: no choices, in one JSON object answering a streaming request (no_stream: true in okf.yaml, or --no-stream, asks for whole replies)", m.c.Name)
+		}
 		return nil, fmt.Errorf("model %s: malformed reply: no choices", m.c.Name)
 	}
 	ch := r.Choices[0]
@@ -320,8 +324,8 @@ func (s *oaStream) read(r io.Reader) error {
 			return io.EOF
 		}
 		var c oaChunk
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			return fmt.Errorf("model %s: malformed event: %w", s.model, err)
+		if err := decodeEvent(s.model, data, &c); err != nil {
+			return err
 		}
 		if c.Error != nil {
 			return streamError(s.model, c.Error.Type, c.Error.Message)
@@ -364,10 +368,14 @@ func (s *oaStream) read(r io.Reader) error {
 		}
 		return nil
 	})
+	whole := s.done || s.finished && s.reply.Usage != nil
+	if errors.Is(err, errMidEvent) && whole {
+		err = nil // cut in the [DONE] after a reply already whole
+	}
 	if err != nil {
 		return err
 	}
-	if !s.done && !(s.finished && s.reply.Usage != nil) {
+	if !whole {
 		return errUnfinished
 	}
 	s.tell(len(s.calls))

@@ -100,8 +100,33 @@ func readEvents(r io.Reader, f func(event, data string) error) error {
 		}
 		return &brokeOff{err}
 	}
-	return stopped(dispatch())
+	// The stream ended without the blank line that ends an event: the
+	// last one is whole if it decodes, else the stream was cut mid-line,
+	// which is a reply that broke off, not a malformed one.
+	err := dispatch()
+	var cut *undecodable
+	if errors.As(err, &cut) {
+		return errMidEvent
+	}
+	return stopped(err)
 }
+
+// undecodable is an event whose data is not the JSON its format sends.
+type undecodable struct{ err error }
+
+func (e *undecodable) Error() string { return e.err.Error() }
+func (e *undecodable) Unwrap() error { return e.err }
+
+// decodeEvent reads an event's data into v; an error names the model.
+func decodeEvent(model, data string, v any) error {
+	if err := json.Unmarshal([]byte(data), v); err != nil {
+		return &undecodable{fmt.Errorf("model %s: malformed event: %w", model, err)}
+	}
+	return nil
+}
+
+// errMidEvent is a stream that ended, cleanly, in the middle of an event.
+var errMidEvent = &brokeOff{errors.New("the stream ended mid-event")}
 
 // errUnfinished is a stream that ended, cleanly, before its last event.
 var errUnfinished = &brokeOff{errors.New("the stream ended before the reply did (an endpoint that cannot stream wants no_stream: true in okf.yaml, or --no-stream)")}

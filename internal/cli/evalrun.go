@@ -203,7 +203,9 @@ func newEvalAsker(e *env, f *agentFlags, strategies, models []string) (*evalAske
 			return nil, err
 		}
 		a.models = append(a.models, base.model.Name())
-		a.clients[base.model.Name()] = base.model
+		// Questions asked at once wait for the model's first call, so a
+		// rejected key stops the eval at one request.
+		a.clients[base.model.Name()] = llm.FirstAlone(base.model)
 	}
 	if err := os.MkdirAll(base.runsDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("runs folder: %w", err)
@@ -263,8 +265,17 @@ func (a *evalAsker) Ask(ctx context.Context, t eval.Task, strategy, model string
 	cfg := s.agentConfig(a.clients[model], agent.Strategy(strategy))
 	cfg.Questions = a.questions[a.dbName(t)]
 	out := agent.Run(ctx, cfg, t.Text, t.ID)
-	if err := ctx.Err(); err != nil {
-		return eval.Attempt{}, err
+	var notAsked *llm.NotAsked
+	switch {
+	case errors.As(out.ModelErr, &notAsked) && out.Record.LLMCalls == 0:
+		// Refused before it sent anything, an earlier call having been
+		// refused for good: no run, and the eval stops.
+		return eval.Attempt{}, fmt.Errorf("stopping the eval: %w", out.ModelErr)
+	case llm.Permanent(out.ModelErr):
+		// Ended by the model's refusal, not by the eval stopping since
+		// (another question's refusal may have stopped it): recorded.
+	case ctx.Err() != nil:
+		return eval.Attempt{}, ctx.Err()
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"github.com/okf-tools/okf/internal/pgtest"
 	"github.com/okf-tools/okf/internal/shareddata"
 	"github.com/okf-tools/okf/sqlguard"
+	"github.com/okf-tools/okf/trace"
 )
 
 // oracleScript writes a conversation file that submits, for each task in
@@ -161,17 +162,19 @@ func TestEvalRunOracleLiveSQLBench(t *testing.T) {
 
 // TestEvalRunEndpointFailureIsNoAnswer: against an endpoint that refuses
 // every call, okf eval run once scored 65 wrong answers and exited 0, and
-// then asked every question anyway (65 requests) to fail each the same
-// way. A rejected key stops the eval at once with one error: no more
-// questions are asked than were in flight, and none is scored.
+// then asked every question anyway (65 requests, then one per question in
+// flight) to fail each the same way. A rejected key (401 or 403) stops
+// the eval at its first request, whatever the concurrency, with one error
+// naming the endpoint, the key's variable and the status: one run
+// recorded, none scored.
 func TestEvalRunEndpointFailureIsNoAnswer(t *testing.T) {
 	bird := shareddata.Dir(t, "bird")
 	questions := filepath.Join(bird, "questions.jsonl")
-	var requests atomic.Int64
+	var requests, status atomic.Int64
 	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
+		w.WriteHeader(int(status.Load()))
 		w.Write([]byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}`))
 	}))
 	defer refusing.Close()
@@ -180,16 +183,24 @@ func TestEvalRunEndpointFailureIsNoAnswer(t *testing.T) {
 		t.Fatalf("compile: %s", stderr)
 	}
 	yaml := "databases:\n  - name: superhero\n    dsn: sqlite:" + filepath.Join(bird, "superhero", "superhero.sqlite") + "\n    bundle: bundles/superhero\n" +
-		"agent:\n  models:\n    - {name: mini, provider: openai, model: gpt-4.1-mini, base_url: " + refusing.URL + "/v1, api_key_env: OKF_TEST_KEY, max_retries: 0}\n"
+		"agent:\n  models:\n    - {name: mini, provider: openai, model: gpt-4.1-mini, base_url: " + refusing.URL + "/v1, api_key_env: OKF_TEST_KEY}\n"
 	os.WriteFile(filepath.Join(dir, "okf.yaml"), []byte(yaml), 0o644)
 	t.Chdir(dir)
 	t.Setenv("OKF_TEST_KEY", "sk-wrong")
-	code, _, stderr := run(t, "eval", "run", "--questions", questions, "--models", "mini", "--concurrency", "4")
-	if code != exitFail || !strings.Contains(stderr, "stopping the eval: model mini: the provider rejected the API key (401): Incorrect API key") ||
-		strings.Count(stderr, "Incorrect API key") > 5 || requests.Load() > 4 {
-		t.Errorf("eval against a refusing endpoint: exit %d after %d requests\n%.2000s", code, requests.Load(), stderr)
-	}
-	if data, _ := os.ReadFile("runs/eval-results.jsonl"); len(data) != 0 {
-		t.Errorf("failed runs were scored:\n%.500s", data)
+	for _, code := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		status.Store(int64(code))
+		requests.Store(0)
+		os.RemoveAll("runs")
+		exit, _, stderr := run(t, "eval", "run", "--questions", questions, "--models", "mini", "--concurrency", "4")
+		want := fmt.Sprintf("stopping the eval: model mini: %s/v1 rejected the API key in OKF_TEST_KEY (%d): Incorrect API key provided", refusing.URL, code)
+		if exit != exitFail || !strings.Contains(stderr, want) || strings.Count(stderr, "Incorrect API key") != 1 || requests.Load() != 1 {
+			t.Errorf("eval against an endpoint answering %d: exit %d after %d requests, want %q once after 1\n%.2000s", code, exit, requests.Load(), want, stderr)
+		}
+		if data, _ := os.ReadFile("runs/eval-results.jsonl"); len(data) != 0 {
+			t.Errorf("failed runs were scored:\n%.500s", data)
+		}
+		if runs, err := trace.Load("runs"); err != nil || len(runs) != 1 || runs[0].StopReason != trace.Failed {
+			t.Errorf("%d runs recorded (%v), want the one that asked", len(runs), err)
+		}
 	}
 }
