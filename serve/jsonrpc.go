@@ -13,6 +13,8 @@ import (
 const (
 	codeParseError     = -32700
 	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
+	codeInvalidParams  = -32602
 	codeInternal       = -32603
 	// codeRefused, in the range JSON-RPC leaves to servers, is a request
 	// the server will not serve now: over a limit, or not allowed.
@@ -77,8 +79,9 @@ type rpcMessage struct {
 	// key names the id as the SDK answers it ("" for a notification): a
 	// number as the integer it is, a string quoted.
 	key    string
-	method string // "" for a response
-	call   bool   // a request with an id, which gets a response
+	id     json.RawMessage // as sent, nil without one
+	method string          // "" for a response
+	call   bool            // a request with an id, which gets a response
 	wire   []byte
 }
 
@@ -156,7 +159,7 @@ func parseMessage(data []byte) (rpcMessage, *rpcError) {
 	if err := json.Unmarshal(fields["jsonrpc"], &version); err != nil || version != "2.0" {
 		return rpcMessage{}, invalid(answerID, `"jsonrpc" must be "2.0"`)
 	}
-	m := rpcMessage{key: key}
+	m := rpcMessage{key: key, id: answerID}
 	wire := map[string]json.RawMessage{"jsonrpc": json.RawMessage(`"2.0"`)}
 	if key != "" {
 		wire["id"] = rawID

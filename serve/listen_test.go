@@ -162,7 +162,7 @@ func TestReadTimeout(t *testing.T) {
 			"\r\nContent-Length: 200\r\n\r\n{\"database\":", `{"error":"the request body did not arrive within 200ms"}`},
 		{"MCP", "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + tokAcmeRead +
 			"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n",
-			`"error":{"code":-32600,"message":"the request body did not arrive within 200ms"}`},
+			`"error":{"code":-32000,"message":"the request body did not arrive within 200ms"}`},
 	} {
 		got := answer(tc.request)
 		if !strings.HasPrefix(got, "HTTP/1.1 408 ") || !strings.Contains(got, tc.want) {

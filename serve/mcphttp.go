@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,15 +20,16 @@ import (
 // JSON-RPC error, and every message of a batch counts against the token's
 // rate limit (the guard counted the first). A POST that opens a session
 // must find room under the session caps; a request of a session must find
-// it in the session table, and marks it busy while it runs. Event streams
-// (GET) end when stopping does, so that they do not hold a shutdown up.
-// Whatever the SDK refuses in plain text reaches the client as a JSON-RPC
-// error.
+// it in the session table, held by its token, and marks it busy while it
+// runs. Event streams (GET) end when stopping does, so that they do not
+// hold a shutdown up. Whatever the SDK refuses in plain text reaches the
+// client as a JSON-RPC error.
 func (s *Server) mcpGate(stopping context.Context, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g := grantFrom(r.Context())
+		var callID json.RawMessage
 		if r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) {
-			status, err := s.checkMCPBody(r, g)
+			id, status, err := s.checkMCPBody(r, g)
 			if err != nil {
 				if status == http.StatusTooManyRequests {
 					w.Header().Set("Retry-After", "1")
@@ -35,20 +37,24 @@ func (s *Server) mcpGate(stopping context.Context, next http.Handler) http.Handl
 				writeRPCError(w, status, err)
 				return
 			}
+			callID = id
 		}
 		switch id := r.Header.Get("Mcp-Session-Id"); {
 		case id != "":
-			if !s.sessions.use(id, 1) {
-				writeRPCError(w, http.StatusNotFound, &rpcError{code: codeSessionNotFound,
+			if !s.sessions.enter(id, g.Name) {
+				writeRPCError(w, http.StatusNotFound, &rpcError{code: codeSessionNotFound, id: callID,
 					msg: "session not found: it ended, timed out or was replaced by a newer one; initialize a new session"})
 				return
 			}
-			defer s.sessions.use(id, -1)
+			defer s.sessions.leave(id)
+			if s.sessions.admitted != nil {
+				s.sessions.admitted(id)
+			}
 		case r.Method == http.MethodPost:
 			slot, herr := s.sessions.reserve(g.Name)
 			if herr != nil {
 				w.Header().Set("Retry-After", strconv.Itoa(int(s.opts.SessionIdleTimeout/time.Second)))
-				writeRPCError(w, herr.status, &rpcError{code: codeRefused, msg: herr.msg})
+				writeRPCError(w, herr.status, &rpcError{code: codeRefused, msg: herr.msg, id: callID})
 				return
 			}
 			defer s.sessions.settle(slot)
@@ -60,7 +66,7 @@ func (s *Server) mcpGate(stopping context.Context, next http.Handler) http.Handl
 			defer context.AfterFunc(stopping, cancel)()
 			r = r.WithContext(ctx)
 		}
-		rw := &rpcRefusals{ResponseWriter: w}
+		rw := &rpcRefusals{ResponseWriter: w, id: callID}
 		defer rw.finish()
 		next.ServeHTTP(rw, r)
 	})
@@ -71,7 +77,8 @@ func (s *Server) mcpGate(stopping context.Context, next http.Handler) http.Handl
 // on any status; everything else passes as written.
 type rpcRefusals struct {
 	http.ResponseWriter
-	status int // a refusal being rewritten, 0 otherwise
+	id     json.RawMessage // the request's one call, nil for none or a batch
+	status int             // a refusal being rewritten, 0 otherwise
 	text   []byte
 }
 
@@ -104,43 +111,58 @@ func (w *rpcRefusals) Flush() {
 // Unwrap gives http.ResponseController the connection's writer.
 func (w *rpcRefusals) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// finish writes the JSON-RPC error of a refusal.
+// finish writes the JSON-RPC error of a refusal. The SDK's refusals of a
+// message name the error by its text: an unknown method and missing
+// params get their own codes, any other bad request -32600.
 func (w *rpcRefusals) finish() {
 	if w.status == 0 {
 		return
 	}
+	msg := strings.TrimSpace(strings.ToValidUTF8(string(w.text), ""))
 	code := codeInvalidRequest
 	switch {
 	case w.status == http.StatusNotFound:
 		code = codeSessionNotFound
 	case w.status >= 500:
 		code = codeInternal
+	case strings.HasPrefix(msg, "JSON RPC not handled"):
+		code = codeMethodNotFound
+	case strings.Contains(msg, `missing required "params"`):
+		code = codeInvalidParams
 	}
 	w.Header().Del("X-Content-Type-Options")
-	writeRPCError(w.ResponseWriter, w.status, &rpcError{code: code, msg: strings.TrimSpace(strings.ToValidUTF8(string(w.text), ""))})
+	writeRPCError(w.ResponseWriter, w.status, &rpcError{code: code, msg: msg, id: w.id})
 }
 
 // checkMCPBody reads a POST's JSON-RPC payload, checks it, charges a
 // batch's further messages to the grant's limiter and hands the checked
-// payload on; it returns the status and error to answer otherwise.
-func (s *Server) checkMCPBody(r *http.Request, g *grantState) (int, *rpcError) {
+// payload on, returning the id of its call when it holds one call alone;
+// it returns the status and error to answer otherwise.
+func (s *Server) checkMCPBody(r *http.Request, g *grantState) (json.RawMessage, int, *rpcError) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		status, msg := s.bodyError(err)
-		return status, &rpcError{code: codeInvalidRequest, msg: msg}
+		code := codeInvalidRequest
+		if status == http.StatusRequestEntityTooLarge || status == http.StatusRequestTimeout {
+			code = codeRefused // a limit, as the guard's
+		}
+		return nil, status, &rpcError{code: code, msg: msg}
 	}
 	msgs, batch, rerr := parsePayload(body, MaxBatch)
 	if rerr != nil {
-		return http.StatusBadRequest, rerr
+		return nil, http.StatusBadRequest, rerr
 	}
 	if n := len(msgs) - 1; n > 0 && !g.limiter.AllowN(time.Now(), n) {
-		return http.StatusTooManyRequests, &rpcError{code: codeRefused,
+		return nil, http.StatusTooManyRequests, &rpcError{code: codeRefused,
 			msg: fmt.Sprintf("token %s is over its rate limit of %g requests a second (burst %d): each message of a batch counts", g.Name, s.opts.RateLimit, s.opts.Burst)}
 	}
 	payload := encodePayload(msgs, batch)
 	r.Body = io.NopCloser(bytes.NewReader(payload))
 	r.ContentLength = int64(len(payload))
-	return 0, nil
+	if batch || !msgs[0].call {
+		return nil, 0, nil
+	}
+	return msgs[0].id, 0, nil
 }
 
 // bodyError is the status and text for a request body that could not be

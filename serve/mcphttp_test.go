@@ -3,6 +3,8 @@ package serve
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -135,42 +137,140 @@ func TestMCPBatchCountsEachMessage(t *testing.T) {
 	wantStatus(t, resp, body, http.StatusTooManyRequests)
 }
 
-// TestMCPRefusalsAreJSONRPC: what /mcp refuses is a JSON-RPC error
-// whoever refuses it, okf or the SDK: a request for a session the server
-// does not hold (POST, GET or DELETE), a batch in a session of protocol
-// 2025-06-18 (which has no batches), an initialize in a batch, and a POST
-// whose Accept header leaves out event streams.
+// standardCode reports a JSON-RPC error code the specification defines:
+// one of its five, or in the range it leaves to server errors.
+func standardCode(code int) bool {
+	switch code {
+	case codeParseError, codeInvalidRequest, codeMethodNotFound, codeInvalidParams, codeInternal:
+		return true
+	}
+	return code >= -32099 && code <= -32000
+}
+
+// TestMCPRefusalsAreJSONRPC: every refusal at /mcp, whoever refuses (the
+// guard, okf's gate, the SDK), is a JSON-RPC error with its HTTP status:
+// Content-Type application/json, a standard nonzero code, and the id of
+// the call refused once okf has read it (null before, or for a batch).
 func TestMCPRefusalsAreJSONRPC(t *testing.T) {
-	f := newFixture(t, fixtureOptions{rate: 1000, burst: 1000})
+	f := newFixture(t, fixtureOptions{rate: 1000, burst: 1000, maxBytes: 4096})
+	tight := newFixture(t, fixtureOptions{rate: 0.001, burst: 1})
 	session := f.openSession(t, tokAcmeRead)
+	ping := `{"jsonrpc":"2.0","id":7,"method":"ping"}`
 	pings := `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`
 	initialize := `{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	batchOf := func(n int) string {
+		msgs := make([]string, n)
+		for i := range msgs {
+			msgs[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)
+		}
+		return "[" + strings.Join(msgs, ",") + "]"
+	}
+	big := `{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"` + strings.Repeat("x", 5000) + `"}}`
+	post := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	in := func(h map[string]string, kv ...string) map[string]string {
+		out := maps.Clone(h)
+		if out == nil {
+			out = map[string]string{}
+		}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		}
+		return out
+	}
+	inSession := in(post, "Mcp-Session-Id", session, "Mcp-Protocol-Version", "2025-03-26")
 	for _, tc := range []struct {
-		name, method, session, version, accept, body string
-		status, code                                 int
-		msg                                          string
+		name   string
+		f      *fixture
+		method string
+		token  string
+		header map[string]string
+		body   io.Reader
+		status int
+		code   int
+		msg    string
+		id     string // the error's id, as JSON
+		check  string // a header the refusal must carry
 	}{
-		{"an unknown session", "POST", "NOSUCHSESSION", "2025-03-26", "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, 404, codeSessionNotFound, "session not found"},
-		{"an unknown session's stream", "GET", "NOSUCHSESSION", "2025-03-26", "text/event-stream", "", 404, codeSessionNotFound, "session not found"},
-		{"an unknown session's end", "DELETE", "NOSUCHSESSION", "2025-03-26", "", "", 404, codeSessionNotFound, "session not found"},
-		{"a batch in a 2025-06-18 session", "POST", session, "2025-06-18", "", pings, 400, codeInvalidRequest, "batching is not supported in 2025-06-18"},
-		{"initialize twice in a batch", "POST", "", "", "", "[" + fmt.Sprintf(initialize, 1) + "," + fmt.Sprintf(initialize, 2) + "]", 400, codeInvalidRequest, "initialize may not be part of a batch"},
-		{"no event streams accepted", "POST", session, "2025-03-26", "application/json", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, 400, codeInvalidRequest, "Accept must contain both"},
+		{"no token", f, "POST", "", post, strings.NewReader(ping), 401, codeRefused, "missing bearer token", "null", "WWW-Authenticate"},
+		{"an unknown token", f, "POST", "not-a-token-of-this-server-at-all", post, strings.NewReader(ping), 401, codeRefused, "invalid token", "null", "WWW-Authenticate"},
+		{"a Host not allowed", f, "POST", tokAcmeRead, in(post, "Host", "rebound.example"), strings.NewReader(ping), 421, codeRefused, "the Host header", "null", ""},
+		{"an Origin not allowed", f, "POST", tokAcmeRead, in(post, "Origin", "https://evil.example"), strings.NewReader(ping), 403, codeRefused, "origin", "null", ""},
+		{"over the rate limit", tight, "POST", tokAcmeRead, post, strings.NewReader(ping), 429, codeRefused, "over its rate limit", "null", "Retry-After"},
+		{"a body over the limit, by its length", f, "POST", tokAcmeRead, inSession, strings.NewReader(big), 413, codeRefused, "at most 4096", "null", ""},
+		{"a body over the limit, no length given", f, "POST", tokAcmeRead, inSession, io.MultiReader(strings.NewReader(big)), 413, codeRefused, "over 4096 bytes", "null", ""},
+		{"not JSON", f, "POST", tokAcmeRead, inSession, strings.NewReader(`{"jsonrpc":`), 400, codeParseError, "not valid JSON", "null", ""},
+		{"not JSON-RPC", f, "POST", tokAcmeRead, inSession, strings.NewReader(`{"jsonrpc":"1.0","id":7,"method":"ping"}`), 400, codeInvalidRequest, `"jsonrpc" must be "2.0"`, "7", ""},
+		{"a batch over the cap", f, "POST", tokAcmeRead, inSession, strings.NewReader(batchOf(MaxBatch + 1)), 400, codeInvalidRequest, "at most 32", "null", ""},
+		{"initialize twice in a batch", f, "POST", tokAcmeRead, post, strings.NewReader("[" + fmt.Sprintf(initialize, 1) + "," + fmt.Sprintf(initialize, 2) + "]"), 400, codeInvalidRequest, "initialize may not be part of a batch", "null", ""},
+		{"a batch in a 2025-06-18 session", f, "POST", tokAcmeRead, in(inSession, "Mcp-Protocol-Version", "2025-06-18"), strings.NewReader(pings), 400, codeInvalidRequest, "batching is not supported in 2025-06-18", "null", ""},
+		{"an unknown session", f, "POST", tokAcmeRead, in(inSession, "Mcp-Session-Id", "NOSUCHSESSION"), strings.NewReader(ping), 404, codeSessionNotFound, "session not found", "7", ""},
+		{"an unknown session's stream", f, "GET", tokAcmeRead, map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": "NOSUCHSESSION"}, nil, 404, codeSessionNotFound, "session not found", "null", ""},
+		{"an unknown session's end", f, "DELETE", tokAcmeRead, map[string]string{"Mcp-Session-Id": "NOSUCHSESSION"}, nil, 404, codeSessionNotFound, "session not found", "null", ""},
+		{"another token's session", f, "POST", tokGlobexRead, inSession, strings.NewReader(ping), 404, codeSessionNotFound, "session not found", "7", ""},
+		{"a Content-Type not JSON", f, "POST", tokAcmeRead, in(inSession, "Content-Type", "text/plain"), strings.NewReader(ping), 415, codeInvalidRequest, "Content-Type must be 'application/json'", "null", ""},
+		{"no Content-Type", f, "POST", tokAcmeRead, in(inSession, "Content-Type", ""), strings.NewReader(ping), 415, codeInvalidRequest, "Content-Type must be 'application/json'", "null", ""},
+		{"an Accept without event streams", f, "POST", tokAcmeRead, in(inSession, "Accept", "application/json"), strings.NewReader(ping), 400, codeInvalidRequest, "Accept must contain both", "7", ""},
+		{"a stream's Accept without event streams", f, "GET", tokAcmeRead, map[string]string{"Accept": "application/json", "Mcp-Session-Id": session}, nil, 400, codeInvalidRequest, "Accept must contain 'text/event-stream'", "null", ""},
+		{"a stream without a session", f, "GET", tokAcmeRead, map[string]string{"Accept": "text/event-stream"}, nil, 400, codeInvalidRequest, "GET requires an Mcp-Session-Id header", "null", ""},
+		{"an end without a session", f, "DELETE", tokAcmeRead, nil, nil, 400, codeInvalidRequest, "DELETE requires an Mcp-Session-Id header", "null", ""},
+		{"PUT", f, "PUT", tokAcmeRead, inSession, strings.NewReader(ping), 405, codeInvalidRequest, "Method Not Allowed", "null", "Allow"},
+		{"OPTIONS", f, "OPTIONS", tokAcmeRead, nil, nil, 405, codeInvalidRequest, "Method Not Allowed", "null", "Allow"},
+		{"a protocol version unknown", f, "POST", tokAcmeRead, in(inSession, "Mcp-Protocol-Version", "1999-01-01"), strings.NewReader(ping), 400, codeInvalidRequest, "Unsupported protocol version", "7", ""},
+		{"a protocol version for stateless servers", f, "POST", tokAcmeRead, in(inSession, "Mcp-Protocol-Version", "2026-07-28"), strings.NewReader(ping), 400, -32022, "is not supported by this server", "7", ""},
+		{"an unknown method", f, "POST", tokAcmeRead, inSession, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"no/such"}`), 400, codeMethodNotFound, `"no/such" unsupported`, "7", ""},
+		{"an unknown notification", f, "POST", tokAcmeRead, inSession, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/no-such"}`), 400, codeMethodNotFound, "unsupported", "null", ""},
+		{"a call without an id", f, "POST", tokAcmeRead, inSession, strings.NewReader(`{"jsonrpc":"2.0","method":"tools/list"}`), 400, codeInvalidRequest, `missing id for "tools/list"`, "null", ""},
+		{"a call without its params", f, "POST", tokAcmeRead, inSession, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call"}`), 400, codeInvalidParams, `missing required "params"`, "7", ""},
+		{"a POST resuming a stream", f, "POST", tokAcmeRead, in(inSession, "Last-Event-ID", "s_1"), strings.NewReader(ping), 400, codeInvalidRequest, "Last-Event-ID", "7", ""},
 	} {
-		h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-		if tc.accept != "" {
-			h["Accept"] = tc.accept
+		if tc.f == tight {
+			// Spend the token's one request.
+			resp, body := tight.request(t, "GET", "/v1/acme/snapshot", tokAcmeRead, nil, nil)
+			wantStatus(t, resp, body, http.StatusOK)
 		}
-		if tc.session != "" {
-			h["Mcp-Session-Id"], h["Mcp-Protocol-Version"] = tc.session, tc.version
+		req, err := http.NewRequest(tc.method, tc.f.http.URL+"/mcp", tc.body)
+		if err != nil {
+			t.Fatal(err)
 		}
-		resp, body := f.request(t, tc.method, "/mcp", tokAcmeRead, strings.NewReader(tc.body), h)
-		if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" {
-			t.Errorf("%s: %d %s %q, want %d with a JSON-RPC error", tc.name, resp.StatusCode, resp.Header.Get("Content-Type"), body, tc.status)
-			continue
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
 		}
-		if code, msg := rpcErrorOf(t, body); code != tc.code || !strings.Contains(msg, tc.msg) {
-			t.Errorf("%s: error %d %q, want %d saying %q", tc.name, code, msg, tc.code, tc.msg)
+		for k, v := range tc.header {
+			switch {
+			case k == "Host":
+				req.Host = v
+			case v != "":
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var reply struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   *struct {
+				Code    *int    `json:"code"`
+				Message *string `json:"message"`
+			} `json:"error"`
+		}
+		switch {
+		case resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json":
+			t.Errorf("%s: %d %q %s, want %d application/json", tc.name, resp.StatusCode, resp.Header.Get("Content-Type"), data, tc.status)
+		case json.Unmarshal(data, &reply) != nil || reply.JSONRPC != "2.0" || reply.Error == nil || reply.Error.Code == nil || reply.Error.Message == nil:
+			t.Errorf("%s: not a JSON-RPC error: %s", tc.name, data)
+		case *reply.Error.Code != tc.code || !standardCode(*reply.Error.Code) || !strings.Contains(*reply.Error.Message, tc.msg):
+			t.Errorf("%s: error %d %q, want %d saying %q", tc.name, *reply.Error.Code, *reply.Error.Message, tc.code, tc.msg)
+		case string(reply.ID) != tc.id:
+			t.Errorf("%s: id %s, want %s", tc.name, reply.ID, tc.id)
+		case tc.check != "" && resp.Header.Get(tc.check) == "":
+			t.Errorf("%s: no %s header", tc.name, tc.check)
 		}
 	}
 	if !f.alive(t, tokAcmeRead, session) {

@@ -45,7 +45,8 @@ type Options struct {
 	MaxRequestBytes int64
 	// MaxSessionsPerGrant and MaxSessions cap the MCP sessions open over
 	// streamable HTTP, per token and in all; SessionIdleTimeout closes a
-	// session no request has used for that long. 0 takes the defaults.
+	// session with no request in flight (an event stream counts) for that
+	// long. 0 takes the defaults.
 	MaxSessionsPerGrant int
 	MaxSessions         int
 	SessionIdleTimeout  time.Duration
@@ -154,7 +155,7 @@ func New(o Options) (*Server, error) {
 		o.Log = io.Discard
 	}
 	s := &Server{opts: o, lib: o.Library, dbs: o.Databases, byHash: map[[sha256.Size]byte]*grantState{}, mcps: map[string]*tenantMCP{}, queryUses: maps.Clone(o.QueryUses),
-		sessions: newSessionTable(o.MaxSessionsPerGrant, o.MaxSessions), origins: map[string]bool{}}
+		sessions: newSessionTable(o.MaxSessionsPerGrant, o.MaxSessions, o.SessionIdleTimeout), origins: map[string]bool{}}
 	for _, origin := range o.AllowedOrigins {
 		s.origins[normalOrigin(origin)] = true
 	}
@@ -296,8 +297,10 @@ func (s *Server) handler(stopping context.Context, listenHost string) http.Handl
 			return nil
 		}
 		return srv
-	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.opts.MaxRequestBytes, SessionTimeout: s.opts.SessionIdleTimeout,
-		// checkHost below does the same, with the allowed hosts.
+	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.opts.MaxRequestBytes,
+		// The session table times idle sessions out (the SDK's own timer
+		// could close a session a request had just reached), and checkHost
+		// below checks Host, with the allowed hosts.
 		DisableLocalhostProtection: true})
 	// The SDK binds each MCP session to the token that opened it; each
 	// request carries its caller to the tools.

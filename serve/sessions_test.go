@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // openStream opens a session's event stream (GET /mcp), which keeps the
@@ -215,4 +217,175 @@ func TestSessionEvictionBurst(t *testing.T) {
 	if answered == 0 {
 		t.Error("no ping was answered")
 	}
+}
+
+// postAnswer is what a POST to /mcp got.
+type postAnswer struct {
+	status      int
+	ct, session string
+	body        string
+	err         error
+}
+
+func (f *fixture) post(token, session, body string) postAnswer {
+	status, ct, data, err := f.rawPost(token, session, "2025-03-26", body)
+	ct, session, _ = strings.Cut(ct, " ")
+	return postAnswer{status, ct, session, data, err}
+}
+
+// wantGone asserts the answer to a request for a session the server no
+// longer holds: 404 and a JSON-RPC error, never an empty event stream.
+func wantGone(t *testing.T, what string, a postAnswer) {
+	t.Helper()
+	if a.err != nil || a.status != http.StatusNotFound || a.ct != "application/json" {
+		t.Fatalf("%s: %d %q %q %v, want 404 with a JSON-RPC error", what, a.status, a.ct, a.body, a.err)
+	}
+	if code, _ := rpcErrorOf(t, a.body); code != codeSessionNotFound {
+		t.Errorf("%s: error %d, want %d", what, code, codeSessionNotFound)
+	}
+}
+
+// wantPong asserts the answer to the ping with id 5: 200 and its result.
+func wantPong(t *testing.T, what string, a postAnswer) {
+	t.Helper()
+	if a.err != nil || a.status != http.StatusOK || !strings.Contains(a.body, `"id":5`) || !strings.Contains(a.body, `"result":{}`) {
+		t.Fatalf("%s: %d %q %q %v, want 200 with the ping's result", what, a.status, a.ct, a.body, a.err)
+	}
+}
+
+const ping5 = `{"jsonrpc":"2.0","id":5,"method":"ping"}`
+
+// TestSessionEvictionOvertaken holds the eviction of a session between
+// its leaving the table and its close, the window the eviction race lived
+// in, and sends a request for it there: the request is refused with 404
+// and a JSON-RPC error, never handed to the session being closed (which
+// answered 200 with an empty event stream when the close overtook it).
+func TestSessionEvictionOvertaken(t *testing.T) {
+	f := newFixture(t, fixtureOptions{rate: 1000, burst: 1000, options: func(o *Options) {
+		o.MaxSessionsPerGrant = 1
+	}})
+	victim := f.openSession(t, tokAcmeRead)
+	overtaken := make(chan postAnswer, 1)
+	f.srv.sessions.closeSession = func(ss *mcp.ServerSession) {
+		if ss.ID() == victim {
+			overtaken <- f.post(tokAcmeRead, victim, ping5)
+		}
+		ss.Close()
+	}
+	successor := f.openSession(t, tokAcmeRead) // takes the victim's place
+	select {
+	case a := <-overtaken:
+		wantGone(t, "a request for a session between its eviction and its close", a)
+	default:
+		t.Fatal("the victim was not closed")
+	}
+	wantGone(t, "a request for a session closed", f.post(tokAcmeRead, victim, ping5))
+	wantPong(t, "a request for its successor", f.post(tokAcmeRead, successor, ping5))
+}
+
+// holdRequests holds the first request admitted to a session between its
+// admission (the session found and marked busy) and the SDK, until the
+// returned release is called; held is closed once it is there.
+func (f *fixture) holdRequests(session string) (held <-chan struct{}, release func()) {
+	h, r := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.srv.sessions.admitted = func(id string) {
+		if id == session {
+			once.Do(func() {
+				close(h)
+				<-r
+			})
+		}
+	}
+	return h, sync.OnceFunc(func() { close(r) })
+}
+
+// TestSessionInFlightNotEvicted: a request in flight in a session, held
+// between its admission and the SDK, keeps the session from eviction:
+// a new session at the cap replaces another, idle one, or is refused
+// when there is none; the held request then gets its response.
+func TestSessionInFlightNotEvicted(t *testing.T) {
+	f := newFixture(t, fixtureOptions{rate: 1000, burst: 1000, options: func(o *Options) {
+		o.MaxSessionsPerGrant = 2
+	}})
+	busy := f.openSession(t, tokAcmeRead) // the least recently used
+	idle := f.openSession(t, tokAcmeRead)
+	held, release := f.holdRequests(busy)
+	defer release()
+	answer := make(chan postAnswer, 1)
+	go func() { answer <- f.post(tokAcmeRead, busy, ping5) }()
+	<-held
+	third := f.openSession(t, tokAcmeRead)
+	resp, body := f.mcpPost(t, tokAcmeRead, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	// third is idle now, and the one left to replace.
+	wantStatus(t, resp, body, http.StatusOK)
+	release()
+	wantPong(t, "the request in flight", <-answer)
+	wantPong(t, "a request after it", f.post(tokAcmeRead, busy, ping5))
+	wantGone(t, "the idle session replaced", f.post(tokAcmeRead, idle, ping5))
+	wantGone(t, "the next idle session replaced", f.post(tokAcmeRead, third, ping5))
+
+	// With every session busy, a new one is refused.
+	f = newFixture(t, fixtureOptions{rate: 1000, burst: 1000, options: func(o *Options) {
+		o.MaxSessionsPerGrant = 1
+	}})
+	only := f.openSession(t, tokAcmeRead)
+	held, release = f.holdRequests(only)
+	defer release()
+	go func() { answer <- f.post(tokAcmeRead, only, ping5) }()
+	<-held
+	resp, body = f.mcpPost(t, tokAcmeRead, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	wantStatus(t, resp, body, http.StatusTooManyRequests)
+	release()
+	wantPong(t, "the request in flight at the cap", <-answer)
+}
+
+// TestSessionIdleTimeout fires idle timers by hand: one that fires as a
+// request is admitted (its stop too late) leaves the session be, and the
+// request gets its response; one armed when the session went idle closes
+// it, and a request then gets 404 with a JSON-RPC error.
+func TestSessionIdleTimeout(t *testing.T) {
+	f := newFixture(t, fixtureOptions{rate: 1000, burst: 1000})
+	timers := make(chan func(), 8)
+	f.srv.sessions.afterIdle = func(fire func()) func() bool {
+		timers <- fire
+		return func() bool { return false } // fired, or firing, already
+	}
+	armed := func(what string) func() {
+		t.Helper()
+		select {
+		case fire := <-timers:
+			return fire
+		default:
+			t.Fatalf("no idle timer was armed %s", what)
+			return nil
+		}
+	}
+	session := f.openSession(t, tokAcmeRead)
+	first := armed("after the initialize")
+	held, release := f.holdRequests(session)
+	defer release()
+	answer := make(chan postAnswer, 1)
+	go func() { answer <- f.post(tokAcmeRead, session, ping5) }()
+	<-held
+	first()
+	release()
+	wantPong(t, "a request admitted as the idle timer fired", <-answer)
+	second := armed("after the ping")
+	second()
+	wantGone(t, "a request after the idle timeout", f.post(tokAcmeRead, session, ping5))
+	f.srv.sessions.mu.Lock()
+	n := f.srv.sessions.count
+	f.srv.sessions.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d sessions counted after the only one timed out", n)
+	}
+
+	// The server's own timers, with SessionIdleTimeout.
+	f = newFixture(t, fixtureOptions{rate: 1000, burst: 1000, options: func(o *Options) {
+		o.SessionIdleTimeout = time.Millisecond
+	}})
+	session = f.openSession(t, tokAcmeRead)
+	f.eventually(t, "the session times out", func(t *sessionTable) bool { return t.count == 0 })
+	wantGone(t, "a request after the server's idle timeout", f.post(tokAcmeRead, session, ping5))
 }
