@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,5 +132,27 @@ func TestNoPackageWorksAtInit(t *testing.T) {
 			sort.Strings(heavy)
 			t.Logf("%d packages, %d bytes in all; above %d bytes: %v", len(costs), total, thirdPartyBytes, heavy)
 		})
+	}
+	t.Run("dynamic symbols", func(t *testing.T) { checkDynamicSymbols(t, bin) })
+}
+
+// maxDynamicSymbols bounds the symbols okf exports to the dynamic loader:
+// 476 when this was written, against 62,373 while DuckDB's link flags
+// exported all of them, which the loader then searched on every start
+// (internal/duckdblink).
+const maxDynamicSymbols = 2000
+
+func checkDynamicSymbols(t *testing.T, bin string) {
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Skipf("not an ELF binary: %v", err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Skipf("no dynamic symbols: %v", err)
+	}
+	if len(syms) > maxDynamicSymbols {
+		t.Errorf("okf exports %d dynamic symbols, more than %d: is a library's -rdynamic back?", len(syms), maxDynamicSymbols)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/catalog"
 	"github.com/okf-tools/okf/internal/dsn"
+	_ "github.com/okf-tools/okf/internal/duckdblink" // no exported symbols
 )
 
 func init() { catalog.RegisterFileReader(dsn.DuckDB, Read) }
