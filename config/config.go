@@ -82,6 +82,10 @@ type Guard struct {
 	// AdminDSN is used by okf prepare to set up the agent's role; it is
 	// never used to run a model's SQL.
 	AdminDSN string `yaml:"admin_dsn"`
+	// AllowedDirectories are the folders a DuckDB file's views over CSV,
+	// Parquet or JSON files may read, relative to the configuration
+	// file; none by default.
+	AllowedDirectories []string `yaml:"allowed_directories"`
 }
 
 // Duration is a time.Duration written as "5s" or "1m30s".
@@ -103,6 +107,7 @@ func (g Guard) Options() sqlguard.Options {
 		Tables: g.Tables, DeniedColumns: g.DeniedColumns, MaskedColumns: g.MaskedColumns, AllowFunctions: g.AllowFunctions, Schemas: g.Schemas,
 		Timeout: time.Duration(g.Timeout), MaxRows: g.MaxRows, ShownRows: g.ShownRows,
 		CountLimit: g.CountLimit, MaxSQLBytes: g.MaxSQLBytes, MaxConns: g.MaxConns, ConnectionLimit: g.ConnectionLimit,
+		AllowedDirectories: g.AllowedDirectories,
 	}
 }
 
@@ -122,6 +127,17 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("%s:%w", path, err)
 	}
 	cfg.Path = path
+	for i := range cfg.Databases {
+		for j, dir := range cfg.Databases[i].Guard.AllowedDirectories {
+			if !filepath.IsAbs(dir) {
+				abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), dir))
+				if err != nil {
+					return nil, fmt.Errorf("%s: databases[%d].guard.allowed_directories: %w", path, i, err)
+				}
+				cfg.Databases[i].Guard.AllowedDirectories[j] = abs
+			}
+		}
+	}
 	return cfg, nil
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,23 @@ func TestLoadReadsDotEnv(t *testing.T) {
 	}
 	if got := os.Getenv("OKF_TEST_DOTENV_SET"); got != "from the environment" {
 		t.Errorf("the environment was overridden: %q", got)
+	}
+}
+
+// A relative allowed_directories entry is read against the configuration
+// file's folder, as a bundle folder is; an absolute one is kept.
+func TestAllowedDirectoriesRelativeToTheFile(t *testing.T) {
+	dir := t.TempDir()
+	yaml := "databases:\n  - name: lake\n    dsn: duckdb:lake.duckdb\n    guard:\n      allowed_directories: [exports, /srv/shared]\n"
+	if err := os.WriteFile(filepath.Join(dir, "okf.yaml"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(filepath.Join(dir, "okf.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Databases[0].Guard.Options().AllowedDirectories
+	if want := []string{filepath.Join(dir, "exports"), "/srv/shared"}; !slices.Equal(got, want) {
+		t.Errorf("allowed_directories = %q, want %q", got, want)
 	}
 }

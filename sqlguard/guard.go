@@ -165,6 +165,10 @@ type Options struct {
 	// ConnectionLimit is the PostgreSQL connection limit okf prepare sets
 	// on the agent's role; default DefaultConnectionLimit.
 	ConnectionLimit int
+	// AllowedDirectories are absolute folders whose files DuckDB views
+	// (over CSV, Parquet or JSON files) may read; none by default. The
+	// query itself still names no file: only views in the database do.
+	AllowedDirectories []string
 }
 
 // Memory bounds. A query holds at most one row as read from the database
@@ -262,6 +266,9 @@ func Open(ctx context.Context, name, conn string, opts Options, audit *AuditLog)
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", name, err)
 	}
+	if len(opts.AllowedDirectories) > 0 && d.Engine != dsn.DuckDB {
+		return nil, fmt.Errorf("opening database %s: allowed_directories is for DuckDB files only", name)
+	}
 	var (
 		engine  Engine
 		dialect Dialect
@@ -308,6 +315,40 @@ func (d *DB) Hides(table, column string) bool {
 		return true
 	}
 	return v.hidden(table, column)
+}
+
+// Readable is what a query through the guard can read of a database.
+type Readable struct {
+	Tables        int      // tables and views a query may name
+	Columns       int      // their columns a query may read
+	HiddenColumns int      // their columns no query reads (denied)
+	MaskedColumns int      // their columns shown only as Mask
+	Files         []string // folders a DuckDB view's files may come from
+}
+
+// Readable counts what queries can read: the readable schemas' tables in
+// the allowlist, and their columns by what the options do to them.
+func (d *DB) Readable() Readable {
+	r := Readable{Files: d.opts.AllowedDirectories}
+	for key, cols := range d.engine.Catalog().Tables {
+		_, table, _ := strings.Cut(key, ".")
+		if len(d.validator.tables) > 0 && !d.validator.tables[strings.ToLower(table)] && !d.validator.tables[strings.ToLower(key)] {
+			continue
+		}
+		r.Tables++
+		for _, c := range cols {
+			switch {
+			case d.validator.hidden(table, c):
+				r.HiddenColumns++
+			case d.validator.masks(table, c):
+				r.MaskedColumns++
+				r.Columns++
+			default:
+				r.Columns++
+			}
+		}
+	}
+	return r
 }
 
 // Masks reports whether the options mask a column of a table: its values

@@ -183,3 +183,13 @@ func BenchmarkGuardSQLite(b *testing.B) {
 		}
 	}
 }
+
+// allowed_directories means DuckDB's setting; another engine refuses it
+// rather than ignore what the operator asked for.
+func TestAllowedDirectoriesDuckDBOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	_, err := Open(context.Background(), "x", "sqlite:"+path, Options{AllowedDirectories: []string{t.TempDir()}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "allowed_directories is for DuckDB files only") {
+		t.Errorf("got %v, want a refusal naming allowed_directories", err)
+	}
+}

@@ -48,6 +48,9 @@ type Validator struct {
 	rowFilters    map[string]rowFilter // lower-case table → its filter (rowfilter.go)
 	allow         allowList
 	catalog       *Catalog // nil when the database's tables are not known
+	// viewFiles: a DuckDB view's plan may scan files, which the engine
+	// confines to Options.AllowedDirectories.
+	viewFiles bool
 }
 
 // NewValidator builds the validator for a database whose tables and
@@ -56,7 +59,8 @@ type Validator struct {
 // columns (an alias column list, attribute notation) are refused.
 func NewValidator(d Dialect, opts Options, cat *Catalog) (*Validator, error) {
 	opts = opts.withDefaults()
-	v := &Validator{dialect: d, maxBytes: opts.MaxSQLBytes, tables: map[string]bool{}, deniedColumns: map[string][]string{}, maskedColumns: map[string][]string{}, catalog: cat}
+	v := &Validator{dialect: d, maxBytes: opts.MaxSQLBytes, tables: map[string]bool{}, deniedColumns: map[string][]string{}, maskedColumns: map[string][]string{}, catalog: cat,
+		viewFiles: d == DialectDuckDB && len(opts.AllowedDirectories) > 0}
 	var err error
 	if v.allow, err = newAllowList(d, opts.AllowFunctions); err != nil {
 		return nil, err

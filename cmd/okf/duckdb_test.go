@@ -117,6 +117,24 @@ func TestSQLDuckDB(t *testing.T) {
 	if !bytes.Equal(before, after) || len(entries) != 1 {
 		t.Errorf("okf sql changed the folder: %d files, the database the same: %v", len(entries), bytes.Equal(before, after))
 	}
+	// okf load creates a new DuckDB file from documentation, which okf sql
+	// then reads; an existing file is refused and left as it was.
+	shop, err := filepath.Abs(filepath.Join("..", "..", "compile", "livesqlbench", "testdata", "shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = okf("load", shop, "--into", "duckdb:shop.duckdb", "--enums-from-meanings")
+	if code != 0 || !strings.Contains(errOut, "loaded shop:") {
+		t.Errorf("okf load --into duckdb: exit %d\n%s", code, errOut)
+	}
+	out, errOut, code = okf("sql", "duckdb:shop.duckdb", "SELECT count(*) AS n FROM customers")
+	if code != 0 || out != "n\n0\n(1 row)\n" {
+		t.Errorf("the loaded file: exit %d\n%s%s", code, out, errOut)
+	}
+	_, errOut, code = okf("load", shop, "--into", "duckdb:hubs.duckdb")
+	if after, _ := os.ReadFile(path); code != 1 || !strings.Contains(errOut, "already exists") || !bytes.Equal(before, after) {
+		t.Errorf("okf load over an existing file: exit %d\n%s", code, errOut)
+	}
 }
 
 // TestShopOnDuckDB: the example shop loaded into DuckDB answers its

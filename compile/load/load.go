@@ -1,5 +1,5 @@
 // Package load creates an empty database from the compile model, so that
-// documentation can be tried against a real PostgreSQL or SQLite: a schema
+// documentation can be tried against a real PostgreSQL, SQLite or DuckDB: a schema
 // dump becomes tables, keys and enum types that SQL can be planned and run
 // against.
 //
@@ -12,8 +12,9 @@
 // AddMissingKeys restores the surrogate keys the reconstructed LiveSQLBench
 // schemas lost and their gold SQL uses; the zero Options load the schema
 // exactly as documented. load.SQLite(ctx, "solar.db", db, opt) creates a
-// new SQLite file instead; PostgresDDL and SQLiteDDL return the same plan
-// without running it.
+// new SQLite file instead, load.DuckDB a new DuckDB file (in programs that
+// link DuckDB's driver); PostgresDDL, SQLiteDDL and DuckDBDDL return the
+// same plan without running it.
 //
 // A catalog dump is not executable DDL, so the plan maps what it must and
 // says so in Notes: USER-DEFINED becomes an enum type when its labels are

@@ -3,14 +3,17 @@ package load_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	_ "github.com/duckdb/duckdb-go/v2" // load.DuckDB opens the file through it
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -225,5 +228,82 @@ func TestLabelsFromMeaning(t *testing.T) {
 		if got := load.LabelsFromMeaning(c.meaning); !slices.Equal(got, c.want) {
 			t.Errorf("LabelsFromMeaning(%q) = %q, want %q", c.meaning, got, c.want)
 		}
+	}
+}
+
+func TestLoadIntoDuckDB(t *testing.T) {
+	for _, dir := range shareddata.LiveSQLBenchDatabases(t) {
+		db, err := livesqlbench.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, opt := range []load.Options{{}, {EnumsFromMeanings: true, AddMissingKeys: true}} {
+			path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%d.duckdb", db.Name, i))
+			p, err := load.DuckDB(context.Background(), path, db, opt)
+			if err != nil {
+				t.Fatalf("%s %+v: %v", db.Name, opt, err)
+			}
+			conn, err := sql.Open("duckdb", path+"?access_mode=read_only")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tables int
+			if err := conn.QueryRow("SELECT count(*) FROM duckdb_tables()").Scan(&tables); err != nil {
+				t.Fatal(err)
+			}
+			conn.Close()
+			if tables != len(db.Tables) {
+				t.Errorf("%s %+v: %d tables in the file, want %d (%d notes)", db.Name, opt, tables, len(db.Tables), len(p.Notes))
+			}
+			if _, err := load.DuckDB(context.Background(), path, db, opt); err == nil || !strings.Contains(err.Error(), "already exists") {
+				t.Fatalf("loading %s twice: got %v, want an already-exists error", path, err)
+			}
+		}
+	}
+}
+
+// DuckDB declares foreign keys inside CREATE TABLE only, so a referenced
+// table is created first, whatever the documented order.
+func TestDuckDBReferencedTablesFirst(t *testing.T) {
+	db, err := livesqlbench.Read(filepath.Join("..", "livesqlbench", "testdata", "shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(db.Tables)
+	p, err := load.DuckDBDDL(db, load.Options{EnumsFromMeanings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := map[string]bool{}
+	for _, s := range p.Statements {
+		name, ok := strings.CutPrefix(s, "CREATE TABLE ")
+		if !ok {
+			continue
+		}
+		name, _, _ = strings.Cut(name, " ")
+		for _, line := range strings.Split(s, "\n") {
+			if _, ref, ok := strings.Cut(line, " REFERENCES "); ok {
+				if ref, _, _ = strings.Cut(ref, " "); !created[ref] {
+					t.Errorf("%s references %s before it is created", name, ref)
+				}
+			}
+		}
+		created[name] = true
+	}
+	if len(created) != len(db.Tables) {
+		t.Errorf("%d tables created, want %d", len(created), len(db.Tables))
+	}
+	pg, err := load.PostgresDDL(db, load.Options{EnumsFromMeanings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Count(strings.Join(p.Statements, "\n"), "FOREIGN KEY"), strings.Count(strings.Join(pg.Statements, "\n"), "FOREIGN KEY"); got != want || want == 0 {
+		t.Errorf("%d foreign keys created, want PostgreSQL's %d", got, want)
+	}
+	if !slices.Contains(p.Statements, "CREATE TYPE tier_enum AS ENUM ('Bronze', 'Silver', 'Gold')") {
+		t.Errorf("tier_enum should be an enum: %q", p.Statements)
+	}
+	if got := p.Types["orders.shipinfo"]; got != "JSON" {
+		t.Errorf("orders.shipinfo is %q, want JSON", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -196,7 +197,8 @@ func TestDoctor(t *testing.T) {
 	dir := shopProject(t, srv.OpenAIURL())
 	t.Chdir(dir)
 	code, stdout, _ := run(t, "doctor")
-	for _, want := range []string{"ok    model mini", "answers and calls tools (60 in / 8 out tokens, $0.0000", "ok    database shop", "ok    bundle bundles/shop"} {
+	for _, want := range []string{"ok    model mini", "answers and calls tools (60 in / 8 out tokens, $0.0000", "ok    bundle bundles/shop",
+		"ok    database shop            SQLite, opened read-only through the guard: the agent reads 5 tables, 30 columns (0 masked), 0 columns hidden"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, stdout)
 		}
@@ -244,4 +246,83 @@ func TestAgentCommandsFailWhenTheAuditLogFails(t *testing.T) {
 	if code := Main([]string{"chat", "--db", "shop", "--model", model}, in, &out, &errOut); code != exitFail || !strings.Contains(errOut.String(), "/dev/full") {
 		t.Errorf("chat: exit %d, stderr %q", code, errOut.String())
 	}
+}
+
+// anthropicProject is shopProject with its model speaking the Anthropic
+// format at base.
+func anthropicProject(t *testing.T, base string) string {
+	t.Helper()
+	dir := shopProject(t, base)
+	path := filepath.Join(dir, "okf.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := strings.NewReplacer("provider: openai", "provider: anthropic", "model: gpt-4.1-mini", "model: claude-sonnet-4-5").Replace(string(data))
+	os.WriteFile(path, []byte(yaml), 0o644)
+	return dir
+}
+
+// TestAskBrokenAndWholeReplies: the issue 25 replies, through okf ask
+// (which streams). An OpenAI stream that ends cleanly, Content-Length
+// met, after a chunk whose run_sql arguments stop at `{"sql": "SELECT
+// cou`, with no finish_reason and no [DONE], once ran the fragment four
+// times and stopped at the step limit with no error: it is asked again
+// (max_retries, 5), never run, and the run fails saying the reply broke
+// off, one model call recorded. An Anthropic stream cut after its
+// message_start fails the same way, the run recording the input tokens
+// each broken attempt was billed and their cost. An Anthropic endpoint
+// that answers a streaming request with whole JSON once read as empty
+// turns (four nudges, 0 tokens, cost unknown): its replies are read, and
+// the run submits with the tokens billed.
+func TestAskBrokenAndWholeReplies(t *testing.T) {
+	const fragment = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-4.1-mini","choices":[{"index":0,"delta":{"role":"assistant","content":null,` +
+		`"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"run_sql","arguments":"{\"sql\": \"SELECT cou"}}]},"finish_reason":null}]}` + "\n\n"
+	noWait := map[string]string{"Content-Type": "text/event-stream", "Content-Length": strconv.Itoa(len(fragment)), "Retry-After-Ms": "0"}
+	cutAnthropic := llmtest.Turn{Calls: []llmtest.Call{{Name: "run_sql", Arguments: `{"sql": "SELECT count(*) FROM orders"}`}}, Input: 5029, Output: 20,
+		CutAfter: 2, Header: map[string]string{"Retry-After-Ms": "0"}}
+	for _, tc := range []struct {
+		name    string
+		turn    llmtest.Turn
+		project func(*testing.T, string) string
+		input   int
+	}{
+		{"openai", llmtest.Turn{Raw: fragment, Header: noWait}, func(t *testing.T, url string) string { return shopProject(t, url+"/v1") }, 0},
+		{"anthropic", cutAnthropic, anthropicProject, 6 * 5029},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			turns := make([]llmtest.Turn, 6)
+			for i := range turns {
+				turns[i] = tc.turn
+			}
+			srv := llmtest.New(t, turns...)
+			t.Chdir(tc.project(t, srv.URL))
+			code, stdout, stderr := run(t, "ask", "How many orders are there?", "--db", "shop")
+			if code != exitFail || !strings.Contains(stdout, "giving up after 6 attempts") || !strings.Contains(stdout, "the reply broke off") ||
+				strings.Count(stderr, "asking again") != 5 || len(srv.Requests()) != 6 {
+				t.Errorf("exit %d after %d requests\n%s\n%s", code, len(srv.Requests()), stdout, stderr)
+			}
+			runs, err := trace.Load("runs")
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("runs: %v, %v", runs, err)
+			}
+			r := runs[0]
+			if r.StopReason != trace.Failed || r.SQLAttempts != 0 || len(r.ToolCalls) != 0 || r.LLMCalls != 1 || r.Usage.Input != tc.input || (r.Cost != nil) != (tc.input > 0) {
+				t.Errorf("run: stop %s, %d SQL attempts, tools %v, %d model calls, usage %+v, cost %v", r.StopReason, r.SQLAttempts, r.ToolCalls, r.LLMCalls, r.Usage, r.Cost)
+			}
+		})
+	}
+	t.Run("anthropic whole JSON", func(t *testing.T) {
+		srv := llmtest.New(t,
+			llmtest.Turn{Calls: []llmtest.Call{{Name: "run_sql", Arguments: `{"sql": "SELECT count(*) AS n FROM orders"}`}}, Input: 5029, Output: 20, IgnoreStream: true},
+			llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "SELECT count(*) AS n FROM orders", "answer": "2 orders."}`}}, Input: 5100, Output: 30, IgnoreStream: true})
+		t.Chdir(anthropicProject(t, srv.URL))
+		code, stdout, stderr := run(t, "ask", "How many orders are there?", "--db", "shop")
+		if code != 0 || !strings.Contains(stdout, "submitted · 2 model calls · 2 tool calls · 10129 in (0 cached) / 50 out") || strings.Contains(stdout, "unknown") {
+			t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		if stream, _ := srv.Requests()[0]["stream"].(bool); !stream {
+			t.Error("okf ask did not ask for a stream")
+		}
+	})
 }

@@ -147,7 +147,16 @@ func (d *doctor) database(ctx context.Context, db config.Database, table string)
 		return
 	}
 	if p, _ := dsn.Parse(db.DSN); p.Engine == dsn.SQLite || p.Engine == dsn.DuckDB {
-		d.line("ok", what, p.Engine.Name()+", opened read-only through the guard")
+		r := g.Readable()
+		d.line("ok", what, fmt.Sprintf("%s, opened read-only through the guard: the agent reads %d tables, %d columns (%d masked), %d columns hidden",
+			p.Engine.Name(), r.Tables, r.Columns, r.MaskedColumns, r.HiddenColumns))
+		if p.Engine == dsn.DuckDB {
+			files := "no file outside the database"
+			if len(r.Files) > 0 {
+				files = "views may read files under " + strings.Join(r.Files, ", ")
+			}
+			d.line("ok", what, files)
+		}
 		return
 	}
 	d.line("ok", what, "PostgreSQL, answers through the guard as the agent's role")

@@ -17,10 +17,10 @@ func newLoadCmd(e *env) *cobra.Command {
 		fromMeanings, addKeys bool
 	)
 	c := &cobra.Command{
-		Use:   "load <dir> (--into <database> | --print postgres|sqlite)",
+		Use:   "load <dir> (--into <database> | --print postgres|sqlite|duckdb)",
 		Short: "Create an empty database from a database's documentation",
 		Long: `Load creates the tables, keys and enum types a database's documentation
-describes, in an empty PostgreSQL database or a new SQLite file, so that the
+describes, in an empty PostgreSQL database or a new SQLite or DuckDB file, so that the
 documentation (and the SQL written from it) can be tried against a real
 engine. <dir> is a database folder as okf compile reads it.
 
@@ -34,6 +34,7 @@ or a unique constraint. Everything runs in one transaction.
 --print writes the DDL to stdout instead of running it.`,
 		Example: `  okf load livesqlbench-base-lite/solar --into postgres://localhost/solar
   okf load livesqlbench-base-lite/museum --into sqlite:museum.db --add-missing-keys
+  okf load livesqlbench-base-lite/solar --into duckdb:solar.duckdb
   okf load livesqlbench-base-lite/credit --print postgres --enums-from-meanings`,
 		Args: exactArgs(1, "one database folder"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -59,14 +60,18 @@ or a unique constraint. Everything runs in one transaction.
 				plan, err = load.PostgresDDL(db, opt)
 			case print == "sqlite":
 				plan, err = load.SQLiteDDL(db, opt)
+			case print == "duckdb":
+				plan, err = load.DuckDBDDL(db, opt)
 			case print != "":
-				return usageError("--print %q: want postgres or sqlite", print)
+				return usageError("--print %q: want postgres, sqlite or duckdb", print)
 			case target.Engine == dsn.Postgres:
 				plan, err = load.Postgres(c.Context(), into, db, opt)
 			case target.Engine == dsn.SQLite:
 				plan, err = load.SQLite(c.Context(), target.Path, db, opt)
+			case target.Engine == dsn.DuckDB:
+				plan, err = load.DuckDB(c.Context(), target.Path, db, opt)
 			default:
-				return usageError("--into %q: want postgres://... or sqlite:<path>", into)
+				return usageError("--into %q: want postgres://..., sqlite:<path> or duckdb:<path>", into)
 			}
 			if err != nil {
 				return err
@@ -87,8 +92,8 @@ or a unique constraint. Everything runs in one transaction.
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&into, "into", "", "database to create the tables in: postgres://... (an existing, empty database) or sqlite:<new file>")
-	f.StringVar(&print, "print", "", "print the DDL for postgres or sqlite instead of running it")
+	f.StringVar(&into, "into", "", "database to create the tables in: postgres://... (an existing, empty database), sqlite:<new file> or duckdb:<new file>")
+	f.StringVar(&print, "print", "", "print the DDL for postgres, sqlite or duckdb instead of running it")
 	f.BoolVar(&fromMeanings, "enums-from-meanings", false, "create enum types from labels listed in column meanings")
 	f.BoolVar(&addKeys, "add-missing-keys", false, "add referenced columns and unique constraints so every foreign key can be created")
 	return c

@@ -44,6 +44,7 @@ import (
 	bindings "github.com/duckdb/duckdb-go-bindings"
 
 	"github.com/okf-tools/okf/internal/dsn"
+	_ "github.com/okf-tools/okf/internal/duckdblink" // no exported symbols
 	"github.com/okf-tools/okf/sqlguard"
 )
 
@@ -117,10 +118,25 @@ func Open(path string, opts sqlguard.Options) (*DB, error) {
 		return nil, errors.New("DuckDB: cannot create a configuration")
 	}
 	defer bindings.DestroyConfig(&config)
+	allowed, err := allowedDirectories(opts.AllowedDirectories)
+	if err != nil {
+		return nil, err
+	}
+	// allowed_directories takes a list, which the C API's configuration
+	// cannot set; SET can, before external access is turned off, so then
+	// the last two settings follow it as statements, before any query.
+	var late []string
 	for _, s := range settings(min(runtime.NumCPU(), maxThreads)) {
+		if allowed != "" && (s[0] == "enable_external_access" || s[0] == "lock_configuration") {
+			late = append(late, fmt.Sprintf("SET GLOBAL %s = %s", s[0], s[1]))
+			continue
+		}
 		if bindings.SetConfig(config, s[0], s[1]) == bindings.StateError {
 			return nil, fmt.Errorf("DuckDB: cannot set %s to %q", s[0], s[1])
 		}
+	}
+	if allowed != "" {
+		late = append([]string{"SET GLOBAL allowed_directories = " + allowed}, late...)
 	}
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = sqlguard.DefaultMaxConns
@@ -132,6 +148,10 @@ func Open(path string, opts sqlguard.Options) (*DB, error) {
 		bindings.Close(&d.db)
 		return nil, fmt.Errorf("opening DuckDB file %s: %s", path, plainMessage(msg))
 	}
+	if err := d.setLate(late); err != nil {
+		bindings.Close(&d.db)
+		return nil, fmt.Errorf("DuckDB file %s: %w", path, err)
+	}
 	if err := d.readCatalog(opts); err != nil {
 		bindings.Close(&d.db)
 		return nil, fmt.Errorf("DuckDB file %s: %w", path, err)
@@ -141,6 +161,48 @@ func Open(path string, opts sqlguard.Options) (*DB, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// allowedDirectories checks the operator's folders and writes them as
+// DuckDB's allowed_directories reads them: a list whose entries end in the
+// separator, so that /data allows /data/x.csv and not /database.
+func allowedDirectories(dirs []string) (string, error) {
+	if len(dirs) == 0 {
+		return "", nil
+	}
+	quoted := make([]string, len(dirs))
+	for i, dir := range dirs {
+		if !filepath.IsAbs(dir) {
+			return "", fmt.Errorf("allowed_directories: %q is not an absolute path", dir)
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("allowed_directories: %q is not a folder", dir)
+		}
+		dir = filepath.Clean(dir)
+		if !strings.HasSuffix(dir, string(filepath.Separator)) {
+			dir += string(filepath.Separator)
+		}
+		quoted[i] = "'" + strings.ReplaceAll(dir, "'", "''") + "'"
+	}
+	return "[" + strings.Join(quoted, ", ") + "]", nil
+}
+
+// setLate runs the settings that must be statements, in order.
+func (d *DB) setLate(stmts []string) error {
+	if len(stmts) == 0 {
+		return nil
+	}
+	conn, err := d.connect()
+	if err != nil {
+		return err
+	}
+	defer bindings.Disconnect(&conn)
+	for _, stmt := range stmts {
+		if _, err := query(conn, stmt); err != nil {
+			return fmt.Errorf("%s: %w", stmt, err)
+		}
+	}
+	return nil
 }
 
 // readCatalog reads the tables and views of the readable schemas and
