@@ -18,13 +18,23 @@ const profilesFile = "profiles.yml"
 
 // readEngine sets the engine the project's tables live in, as its dbt
 // adapter says: the type of its profile's target in profiles.yml, or of
-// every output when the target is templated; else the one adapter its
-// Python requirements install. A profile naming an adapter okf does not
-// know, two adapters and none at all leave the engine unknown ("").
+// every output when the target is templated; else the adapter_type of the
+// manifest dbt last wrote; else the one adapter its Python requirements
+// install. A profile or manifest naming an adapter okf does not know, two
+// adapters and none at all leave the engine unknown ("").
 func (p *project) readEngine() error {
 	typ, said, err := p.profileType()
 	if err != nil {
 		return err
+	}
+	if !said {
+		if typ, err = p.manifestAdapter(); err != nil {
+			return err
+		}
+		said = typ != ""
+		if compile.EngineName(typ) != "" {
+			p.used(p.targetPath)
+		}
 	}
 	if !said {
 		typ = p.installedAdapter()

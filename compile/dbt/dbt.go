@@ -11,12 +11,15 @@
 // column_types are the types dbt loads it with. Docs blocks ({% docs %} in
 // .md files under the docs paths) are resolved where a description calls
 // doc(), and descriptions made one line of compact text. The adapter
-// (profiles.yml, else the adapter package installed) names the engine, and
-// the lineage (ref()s, exposures, dbt's folder layout) puts each table in a
-// layer: source, staging or mart. The semantic layer (semantic_models and
-// metrics) becomes one calculation rule per metric, whose definition
-// states the calculation in words and as SQL over the tables, so that the
-// linker joins each metric to the columns it uses.
+// (profiles.yml, else the manifest dbt wrote, else the adapter package
+// installed) names the engine; the catalog dbt docs generate writes gives
+// the warehouse's types of the columns the project leaves untyped, and the
+// columns it leaves unlisted. The lineage (ref()s, exposures, dbt's folder
+// layout) puts each table in a layer: source, staging or mart. The
+// semantic layer (semantic_models and metrics) becomes one calculation
+// rule per metric, whose definition states the calculation in words and
+// as SQL over the tables, so that the linker joins each metric to the
+// columns it uses.
 //
 // Read compiles a project on its own; Apply layers one on a database read
 // from a live catalog, which then keeps its types and keys. Every error
@@ -218,6 +221,10 @@ type node struct {
 	// columnTypes are a seed's column_types settings, column and type,
 	// the project's shallowest first and its properties' last.
 	columnTypes [][2]string
+	// uid is the table's unique_id in dbt's artifacts (see uniqueID), and
+	// typed the lower names of the columns a data_type types.
+	uid   string
+	typed map[string]bool
 }
 
 // project is what load reads of a dbt project.
@@ -243,6 +250,10 @@ type project struct {
 	// first read, for the citations.
 	roots []string
 	sem   semantics
+	// targetPath is where dbt writes its artifacts; catalog holds the
+	// columns of its catalog.json by unique_id (see readCatalog).
+	targetPath string
+	catalog    map[string][]catalogColumn
 }
 
 func load(dir string) (*project, error) {
@@ -254,6 +265,9 @@ func load(dir string) (*project, error) {
 		return nil, err
 	}
 	if err := p.readEngine(); err != nil {
+		return nil, err
+	}
+	if err := p.readCatalog(); err != nil {
 		return nil, err
 	}
 	if err := p.readDocs(); err != nil {
@@ -305,6 +319,18 @@ func (p *project) readConfig() error {
 	}
 	if p.seedPaths, err = paths("seed-paths", "seeds"); err != nil {
 		return err
+	}
+	if p.targetPath, err = f.text(f.root, "target-path"); err != nil {
+		return err
+	}
+	switch {
+	case strings.TrimSpace(p.targetPath) == "":
+		p.targetPath = "target"
+	case filepath.IsLocal(filepath.FromSlash(p.targetPath)):
+		p.targetPath = path.Clean(p.targetPath)
+	default:
+		// dbt may write its artifacts anywhere; okf reads only the project.
+		p.targetPath = ""
 	}
 	// dbt looks for docs blocks in every resource path unless told where.
 	var def []string

@@ -90,6 +90,7 @@ func (p *project) readProperties() error {
 		}
 	}
 	for _, n := range p.nodes {
+		p.applyCatalog(n)
 		p.applyColumnTypes(n)
 		n.resolveKey()
 	}
@@ -176,7 +177,7 @@ func (p *project) readSources(f *yfile) ([]entry, error) {
 			if id == "" {
 				id = tname
 			}
-			n := &node{kind: sourceKind, identifier: id, file: f.rel, table: &compile.Table{Name: schema + "." + id}}
+			n := &node{kind: sourceKind, identifier: id, file: f.rel, uid: p.uniqueID(sourceKind, sname, tname), table: &compile.Table{Name: schema + "." + id}}
 			p.add(n)
 			p.sourceTables[key] = n
 			fallback := ""
@@ -269,6 +270,7 @@ func (p *project) apply(e entry) error {
 		}
 		if typ != "" {
 			c.Type = typ
+			n.typed[strings.ToLower(c.Name)] = true
 		}
 		if err := p.applyTests(f, ce, n, c); err != nil {
 			return err

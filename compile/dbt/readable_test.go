@@ -11,8 +11,9 @@ import (
 )
 
 // TestTheAdapterNamesTheTableType: the engine in a table's type is the
-// dbt adapter's, from the profile dbt_project.yml names or else the
-// adapter package the project installs, and views are views; an adapter
+// dbt adapter's, from the profile dbt_project.yml names, else the
+// adapter_type of the manifest dbt wrote, else the adapter package the
+// project installs, and views are views; an adapter
 // okf does not know, or two it cannot choose between, give a neutral
 // type rather than a wrong engine.
 func TestTheAdapterNamesTheTableType(t *testing.T) {
@@ -54,6 +55,25 @@ func TestTheAdapterNamesTheTableType(t *testing.T) {
 			"requirements.in": "dbt-postgres\n",
 		}, ""},
 		{"two adapters", map[string]string{"requirements.txt": "dbt-duckdb\ndbt-snowflake  # dbt-postgres is not used\n"}, ""},
+		// The adapter dbt last parsed the project with, in the metadata of
+		// the manifest it wrote, decides over what the packages install.
+		{"the manifest's adapter", map[string]string{
+			"target/manifest.json": `{"metadata": {"dbt_version": "1.8.2", "adapter_type": "Snowflake"}, "nodes": {}}`,
+			"requirements.txt":     "dbt-duckdb\n",
+		}, "snowflake"},
+		{"the manifest under target-path", map[string]string{
+			"dbt_project.yml":     "name: shop\ntarget-path: build\n",
+			"build/manifest.json": `{"nodes": {"model.shop.orders": {}}, "metadata": {"adapter_type": "bigquery"}}`,
+		}, "bigquery"},
+		{"a profile over the manifest", map[string]string{
+			"dbt_project.yml":      "name: shop\nprofile: shop\n",
+			"profiles.yml":         "shop:\n  target: dev\n  outputs:\n    dev: {type: duckdb}\n",
+			"target/manifest.json": `{"metadata": {"adapter_type": "postgres"}}`,
+		}, "duckdb"},
+		{"a manifest of an adapter okf does not know", map[string]string{
+			"target/manifest.json": `{"metadata": {"adapter_type": "foodb"}}`,
+			"requirements.txt":     "dbt-postgres\n",
+		}, ""},
 		{"nothing said", map[string]string{}, ""},
 	} {
 		c.files[models] = "select 1"
@@ -132,6 +152,77 @@ seeds:
 		t.Errorf("a column without a type:\n%s", orders)
 	}
 	compiletest.ValidateStrictly(t, b)
+}
+
+// TestColumnTypesFromTheCatalog: the catalog.json dbt docs generate
+// writes under the target path gives the warehouse's types of models',
+// seeds' and sources' columns, in its column order, where the project
+// declares none (data_type and column_types still decide), and the columns
+// no properties file lists; a node of another package, or of no table of
+// the project, is left alone. The bundle cites the target folder.
+func TestColumnTypesFromTheCatalog(t *testing.T) {
+	files := map[string]string{
+		"dbt_project.yml":     "name: shop\nseeds:\n  shop:\n    +column_types: {code: char(2)}\n",
+		"models/orders.sql":   "select 1",
+		"models/people.sql":   "select 1",
+		"seeds/countries.csv": "code,name,pop\nUS,United States,331\n",
+		"models/schema.yml": `sources:
+  - name: app
+    tables: [{name: events}]
+models:
+  - name: orders
+    columns:
+      - name: order_id
+        data_type: bigint
+      - name: amount
+        description: Total paid.
+`,
+		"target/catalog.json": `{
+  "metadata": {"dbt_version": "1.8.2"},
+  "nodes": {
+    "model.shop.orders": {"unique_id": "model.shop.orders", "columns": {
+      "STATUS": {"type": "VARCHAR", "index": 3, "name": "STATUS"},
+      "ORDER_ID": {"type": "INTEGER", "index": 1, "name": "ORDER_ID"},
+      "AMOUNT": {"type": "DECIMAL(18,3)", "index": 2, "name": "AMOUNT"}}},
+    "model.shop.people": {"columns": {
+      "name": {"type": "VARCHAR", "index": 2, "name": "name"},
+      "person_id": {"type": "INTEGER", "index": 1, "name": "person_id"}}},
+    "seed.shop.countries": {"columns": {
+      "code": {"type": "VARCHAR", "index": 1, "name": "code"},
+      "name": {"type": "VARCHAR", "index": 2, "name": "name"},
+      "pop": {"type": "BIGINT", "index": 3, "name": "pop"}}},
+    "model.other_package.orders": {"columns": {"x": {"type": "INTEGER", "index": 1, "name": "x"}}},
+    "model.shop.gone": {"columns": {"y": {"type": "INTEGER", "index": 1, "name": "y"}}}
+  },
+  "sources": {
+    "source.shop.app.events": {"columns": {
+      "id": {"type": "BIGINT", "index": 1, "name": "id"},
+      "at": {"type": "TIMESTAMP", "index": 2, "name": "at"}}}
+  },
+  "errors": null
+}`,
+	}
+	db := read(t, project(t, files))
+	for table, want := range map[string]string{
+		"orders":     "order_id bigint, amount DECIMAL(18,3), STATUS VARCHAR",
+		"people":     "person_id INTEGER, name VARCHAR",
+		"countries":  "code char(2), name VARCHAR, pop BIGINT",
+		"app.events": "id BIGINT, at TIMESTAMP",
+	} {
+		var got []string
+		for _, c := range db.Table(table).Columns {
+			got = append(got, c.Name+" "+c.Type)
+		}
+		if s := strings.Join(got, ", "); s != want {
+			t.Errorf("%s: %s, want %s", table, s, want)
+		}
+	}
+	b := build(t, db)
+	if orders := string(b.Files["tables/orders.md"]); !strings.Contains(orders, "resource: shop/target/\n") {
+		t.Errorf("tables/orders.md does not cite the catalog's folder:\n%s", orders)
+	}
+	compiletest.ValidateStrictly(t, b)
+
 }
 
 // TestDocsBlocksBecomeCompactText: a docs block's markdown table becomes

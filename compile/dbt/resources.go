@@ -59,7 +59,7 @@ func (p *project) readModels() error {
 			continue
 		}
 		p.used(f.root)
-		p.add(&node{kind: modelKind, file: f.rel, refs: refsOf(sql), folderLayer: folderLayer(f), table: &compile.Table{
+		p.add(&node{kind: modelKind, file: f.rel, refs: refsOf(sql), folderLayer: folderLayer(f), uid: p.uniqueID(modelKind, name), table: &compile.Table{
 			Name:    name,
 			Meaning: fmt.Sprintf("A dbt model (%s) that no properties file describes: its columns are not documented.", f.rel),
 			View:    strings.EqualFold(materialized, "view"),
@@ -82,7 +82,7 @@ func noTable(materialized string, enabled bool) string {
 // add adds a table; ref() finds models and seeds by name, and the caller
 // keys a source's table by its source.
 func (p *project) add(n *node) {
-	n.unique = map[string]bool{}
+	n.unique, n.typed = map[string]bool{}, map[string]bool{}
 	p.nodes = append(p.nodes, n)
 	if n.kind != sourceKind {
 		p.refs[strings.ToLower(n.table.Name)] = n
@@ -161,7 +161,7 @@ func (p *project) readSeeds() error {
 			return err
 		}
 		p.used(f.root)
-		n := &node{kind: seedKind, file: f.rel, table: &compile.Table{Name: name, Columns: cols}}
+		n := &node{kind: seedKind, file: f.rel, uid: p.uniqueID(seedKind, name), table: &compile.Table{Name: name, Columns: cols}}
 		for _, level := range p.configLevels("seeds", f, name) {
 			for _, k := range []string{"column_types", "+column_types"} {
 				n.columnTypes = append(n.columnTypes, columnTypes(lookup(level, k))...)
