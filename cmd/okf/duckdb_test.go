@@ -16,6 +16,7 @@ import (
 
 	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/examples/shop"
+	"github.com/okf-tools/okf/internal/cli"
 	"github.com/okf-tools/okf/sqlguard"
 )
 
@@ -195,4 +196,94 @@ func TestShopOnDuckDB(t *testing.T) {
 			t.Errorf("%s: DuckDB's %d rows differ from SQLite's %d:\n%s\n%s", q.ID, len(got.Rows), len(want.Rows), got.Text(5), want.Text(5))
 		}
 	}
+}
+
+// TestEvalRunSameOnDuckDB: okf eval run with a scripted model scores the
+// example shop the same on SQLite and on DuckDB: the gold SQL of the nine
+// questions written in SQL both engines read is right on both, and a
+// query that misses the question's rule is wrong on both.
+func TestEvalRunSameOnDuckDB(t *testing.T) {
+	qs, err := eval.LoadQuestions(filepath.Join("..", "..", "examples", "shop", shop.QuestionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join("..", "..", "examples", "shop", shop.SQLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	okf := func(args ...string) string {
+		var out, errOut bytes.Buffer
+		if code := cli.Main(args, strings.NewReader(""), &out, &errOut); code != 0 {
+			t.Fatalf("okf %s: exit %d\n%s", strings.Join(args, " "), code, errOut.String())
+		}
+		return out.String()
+	}
+	okf("demo", "--dir", ".demo")
+	raw, err := sql.Open("duckdb", "shop.duckdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(string(script)); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var questions, replies bytes.Buffer
+	for _, q := range qs {
+		if q.ID == "shop_6" { // SQLite's own DATE(x, '-3 days')
+			continue
+		}
+		line, _ := json.Marshal(map[string]any{"instance_id": q.ID, "selected_database": "shop", "query": q.Text, "sol_sql": q.SQL})
+		questions.Write(append(line, '\n'))
+		answer := q.SQL[0]
+		if q.ID == "shop_1" {
+			answer = "SELECT COUNT(DISTINCT custref) FROM orders"
+		}
+		reply, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"name": "submit_answer",
+			"arguments": map[string]string{"sql": answer, "answer": "See the rows."}}}})
+		replies.Write(append(reply, '\n'))
+	}
+	os.WriteFile("questions.jsonl", questions.Bytes(), 0o644)
+	os.WriteFile("replies.jsonl", replies.Bytes(), 0o644)
+	yaml, err := os.ReadFile(".demo/okf.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := "agent:\n  models:\n    - name: replay\n      provider: script\n      script: replies.jsonl\n"
+	abs, _ := filepath.Abs("shop.duckdb")
+	lite := string(yaml) + models
+	duck := strings.Replace(lite, `dsn: "sqlite:`+filepath.Dir(abs)+`/.demo/shop.db"`, `dsn: "duckdb:`+abs+`"`, 1)
+	if duck == lite {
+		t.Fatalf("the demo's okf.yaml names no SQLite file to replace:\n%s", yaml)
+	}
+	os.WriteFile("lite.yaml", []byte(lite), 0o644)
+	os.WriteFile("duck.yaml", []byte(duck), 0o644)
+	scores := map[string]string{}
+	for _, engine := range []string{"lite", "duck"} {
+		out := okf("eval", "run", "--config", engine+".yaml", "--runs", "runs-"+engine, "--questions", "questions.jsonl",
+			"--strategies", "engine", "--model", "replay", "--today", "2026-07-01")
+		// strategy, model, questions, correct, accuracy, interval; the
+		// tokens differ by the engine's name in the prompt.
+		cells := strings.Split(firstTableRow(out), "|")
+		if len(cells) < 7 {
+			t.Fatalf("%s: no accuracy table in\n%s", engine, out)
+		}
+		scores[engine] = strings.Join(cells[1:7], "|")
+	}
+	if want := " engine | replay | 9 | 8 | 88.9% | 56.5–98.0% "; scores["lite"] != want || scores["duck"] != want {
+		t.Errorf("SQLite scored %q, DuckDB %q; want %q on both", scores["lite"], scores["duck"], want)
+	}
+}
+
+// firstTableRow is the first data row of the first markdown table in out.
+func firstTableRow(out string) string {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "| ---") && i+1 < len(lines) {
+			return lines[i+1]
+		}
+	}
+	return ""
 }
