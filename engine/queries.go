@@ -1,17 +1,12 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,70 +74,28 @@ func (u *Uses) add(ref string) {
 }
 
 // AuditedUses counts, per tenant, the calls of verified queries that the
-// audit log at path records as run without error, so that okf serve and
-// okf mcp rank their query tools by use from the first session on. Only
-// the log's last MaxAuditRead bytes are read, and only from a regular
-// file; lines it cannot read, and
-// lines longer than a statement may be, are skipped. tenantOf names the
-// tenant of a database ("" for none). A missing log counts nothing.
+// audit log at path records as run without error (sqlguard.ReadAudit), so
+// that okf serve and okf mcp rank their query tools by use from the first
+// session on. tenantOf names the tenant of a database ("" for none). A
+// missing log counts nothing.
 func AuditedUses(path string, tenantOf func(database string) string) (map[string]*Uses, error) {
 	out := map[string]*Uses{}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) || path == "" {
-		return out, nil
-	}
+	err := sqlguard.ReadAudit(path, func(e sqlguard.AuditEntry) {
+		if e.Query == "" || e.Error != "" {
+			return
+		}
+		if tenant := tenantOf(e.Database); tenant != "" {
+			if out[tenant] == nil {
+				out[tenant] = &Uses{}
+			}
+			out[tenant].add(e.Query)
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log for query uses: %w", err)
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		return out, nil // a device or a pipe (/dev/full, /dev/stderr) is written to, never read back
-	}
-	if info.Size() > MaxAuditRead {
-		if _, err := f.Seek(info.Size()-MaxAuditRead, io.SeekStart); err != nil {
-			return nil, fmt.Errorf("reading the audit log for query uses: %w", err)
-		}
-	}
-	r := bufio.NewReaderSize(io.LimitReader(f, MaxAuditRead), 64<<10)
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) <= auditLine {
-			line = append(line, chunk...)
-		} else {
-			line = line[:0:0] // too long: skipped to its end
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n')
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		var e sqlguard.AuditEntry
-		if len(line) > 0 && json.Unmarshal(line, &e) == nil && e.Query != "" && e.Error == "" {
-			if tenant := tenantOf(e.Database); tenant != "" {
-				if out[tenant] == nil {
-					out[tenant] = &Uses{}
-				}
-				out[tenant].add(e.Query)
-			}
-		}
-		line = line[:0]
-		if err != nil {
-			break
-		}
-	}
 	return out, nil
 }
-
-// MaxAuditRead bounds what AuditedUses reads of an audit log: its end,
-// the recent uses.
-const MaxAuditRead = 64 << 20
-
-// auditLine bounds an audit log line read back: the longest SQL accepted
-// and its values, with room for the rest.
-const auditLine = 2*sqlguard.MaxSQLBytesLimit + 64<<10
 
 func (u *Uses) count(ref string) int {
 	if u == nil {

@@ -169,7 +169,7 @@ func TestAuditedUses(t *testing.T) {
 	}
 	log := line("shop", "shop/queries/a", "") + line("shop", "shop/queries/a", "") + line("shop", "shop/queries/b", "") +
 		line("shop", "shop/queries/b", "refused") + line("vault", "vault/queries/c", "") + line("nobody", "x/queries/d", "") +
-		line("shop", "", "") + "{torn\n" + `{"database":"shop","query":"shop/queries/long","sql":"` + strings.Repeat("x", auditLine) + "\"}\n" +
+		line("shop", "", "") + "{torn\n" + `{"database":"shop","query":"shop/queries/long","sql":"` + strings.Repeat("x", 2*sqlguard.MaxSQLBytesLimit+64<<10) + "\"}\n" +
 		line("shop", "shop/queries/b", "")
 	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
 		t.Fatal(err)

@@ -14,12 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/okf-tools/okf/sqlguard"
 	"maps"
 	"os"
 	"slices"
 	"strings"
-
-	"github.com/okf-tools/okf/internal/pgast"
 )
 
 // Question is one task of a question set.
@@ -118,22 +117,12 @@ func LoadQuestions(paths ...string) ([]Question, error) {
 func (q Question) Tables() (tables, ddl []string, err error) {
 	uses := map[string]bool{} // name → named outside DDL
 	for _, sql := range q.SQL {
-		sum, err := pgast.Summary(sql, -1)
+		named, err := sqlguard.TablesNamed(sql)
 		if err != nil {
 			return nil, nil, fmt.Errorf("question %s: gold SQL does not parse: %v", q.ID, err)
 		}
-		ctes := map[string]bool{}
-		for _, c := range sum.CteNames {
-			ctes[strings.ToLower(c)] = true
-		}
-		for _, t := range sum.Tables {
-			name := strings.ToLower(t.Name)
-			if i := strings.LastIndexByte(name, '.'); i >= 0 {
-				name = name[i+1:]
-			}
-			if !ctes[name] {
-				uses[name] = uses[name] || t.Context != pgast.SummaryResult_DDL
-			}
+		for name, outsideDDL := range named {
+			uses[name] = uses[name] || outsideDDL
 		}
 	}
 	for _, t := range slices.Sorted(maps.Keys(uses)) {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/internal/lazy"
-	"github.com/okf-tools/okf/trace"
 )
 
 // Promotion is a question and the SQL that answered it, to be made a
@@ -243,10 +242,21 @@ func yamlScalar(s string) string {
 	return strings.TrimSuffix(string(out), "\n")
 }
 
+// Run is what a promotion reads of an agent's run (trace.Record holds
+// it): queries sits before the agent in okf's flow and does not read runs.
+type Run struct {
+	ID, Question, Database string
+	// SQL is the submitted answer's; "" when the run submitted none.
+	SQL        string
+	StopReason string
+	// ConceptsRead are "bundle/concept" references, in reading order.
+	ConceptsRead []string
+}
+
 // FromRun is the promotion of a run's submitted answer: its question and
 // SQL, into the bundle it read most, linking what it read there.
-func FromRun(r *trace.Record) (Promotion, error) {
-	if r.Answer == nil || strings.TrimSpace(r.Answer.SQL) == "" {
+func FromRun(r Run) (Promotion, error) {
+	if strings.TrimSpace(r.SQL) == "" {
 		return Promotion{}, fmt.Errorf("run %s submitted no SQL (stop reason %s): there is nothing to promote", r.ID, r.StopReason)
 	}
 	count := map[string]int{}
@@ -264,7 +274,7 @@ func FromRun(r *trace.Record) (Promotion, error) {
 	if bundle == "" {
 		bundle = r.Database
 	}
-	p := Promotion{Question: r.Question, SQL: r.Answer.SQL, Bundle: bundle, Run: r.ID}
+	p := Promotion{Question: r.Question, SQL: r.SQL, Bundle: bundle, Run: r.ID}
 	for _, ref := range r.ConceptsRead {
 		if id, ok := strings.CutPrefix(ref, bundle+"/"); ok && !slices.Contains(p.Reads, id) {
 			p.Reads = append(p.Reads, id)

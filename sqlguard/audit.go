@@ -1,10 +1,13 @@
 package sqlguard
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 	"time"
@@ -144,3 +147,60 @@ func (a *AuditLog) Close() error {
 	}
 	return a.err
 }
+
+// ReadAudit calls each with the entries of the audit log at path, oldest
+// first. Only the log's last MaxAuditRead bytes are read, and only from a
+// regular file (a device or a pipe such as /dev/stderr is written to, never
+// read back); lines it cannot read, and lines longer than a statement may
+// be, are skipped. A missing log has no entries.
+func ReadAudit(path string, each func(AuditEntry)) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) || path == "" {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return nil
+	}
+	if info.Size() > MaxAuditRead {
+		if _, err := f.Seek(info.Size()-MaxAuditRead, io.SeekStart); err != nil {
+			return err
+		}
+	}
+	r := bufio.NewReaderSize(io.LimitReader(f, MaxAuditRead), 64<<10)
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) <= maxAuditLine {
+			line = append(line, chunk...)
+		} else {
+			line = line[:0:0] // too long: skipped to its end
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		var e AuditEntry
+		if len(line) > 0 && json.Unmarshal(line, &e) == nil {
+			each(e)
+		}
+		line = line[:0]
+		if err != nil {
+			return nil
+		}
+	}
+}
+
+// MaxAuditRead bounds what ReadAudit reads of an audit log: its end, the
+// recent entries.
+const MaxAuditRead = 64 << 20
+
+// maxAuditLine bounds an audit log line read back: the longest SQL
+// accepted and its values, with room for the rest.
+const maxAuditLine = 2*MaxSQLBytesLimit + 64<<10

@@ -3,6 +3,7 @@ package sqlguard
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/okf-tools/okf/internal/pgast"
 )
@@ -115,3 +116,29 @@ func (w *walker) targetScope(target *pgast.RangeVar, from []*pgast.Node) (*scope
 }
 
 func (w *walker) popWith(pushed int) { w.ctes = w.ctes[:len(w.ctes)-pushed] }
+
+// TablesNamed returns the tables a PostgreSQL statement names, lower case
+// and without their schema, leaving out its common table expressions:
+// each maps to whether the statement names it outside DDL (false for a
+// table it only creates, alters or indexes).
+func TablesNamed(sql string) (map[string]bool, error) {
+	sum, err := pgast.Summary(sql, -1)
+	if err != nil {
+		return nil, err
+	}
+	ctes := map[string]bool{}
+	for _, c := range sum.CteNames {
+		ctes[strings.ToLower(c)] = true
+	}
+	out := map[string]bool{}
+	for _, t := range sum.Tables {
+		name := strings.ToLower(t.Name)
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			name = name[i+1:]
+		}
+		if !ctes[name] {
+			out[name] = out[name] || t.Context != pgast.SummaryResult_DDL
+		}
+	}
+	return out, nil
+}

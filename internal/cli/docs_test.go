@@ -4,6 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -122,4 +125,107 @@ func TestUnknownSubcommand(t *testing.T) {
 	if code, stdout, _ := run(t, "eval"); code != 0 || !strings.Contains(stdout, "Available Commands:") {
 		t.Errorf("okf eval: exit %d\n%s", code, stdout)
 	}
+}
+
+// TestStages holds every package to the stages of docs/architecture.md:
+// it imports only packages of its stage or an earlier one, packages that
+// belong to one reader are imported by it alone, and the edges against
+// the flow that remain are the ones the page lists.
+func TestStages(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages, only, allowed := stageTables(t, string(doc))
+	const module = "github.com/okf-tools/okf"
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"/...").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	rel := func(p string) (string, bool) {
+		if p == module {
+			return "okf", true
+		}
+		return strings.CutPrefix(p, module+"/")
+	}
+	used := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		from, _ := rel(fields[0])
+		if strings.HasSuffix(from, "/gen") {
+			continue
+		}
+		stage, ok := stages[from]
+		if !ok {
+			t.Errorf("docs/architecture.md gives package %s no stage", from)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			to, ours := rel(imp)
+			if !ours {
+				continue
+			}
+			edge := from + " → " + to
+			if readers, ok := only[to]; ok && !slices.Contains(readers, from) {
+				t.Errorf("%s: %s is imported only by %s", edge, to, strings.Join(readers, ", "))
+			}
+			if stages[to] > stage {
+				if allowed[edge] {
+					used[edge] = true
+					continue
+				}
+				t.Errorf("%s: stage %d imports stage %d, against the flow", edge, stage, stages[to])
+			}
+		}
+	}
+	for edge := range allowed {
+		if !used[edge] {
+			t.Errorf("docs/architecture.md lists %s against the flow, but no package has that edge: take it off the list", edge)
+		}
+	}
+}
+
+// stageTables reads the three tables of docs/architecture.md's Stages
+// section: package → stage, package → its only readers, and the edges
+// against the flow that remain.
+func stageTables(t *testing.T, doc string) (stages map[string]int, only map[string][]string, allowed map[string]bool) {
+	t.Helper()
+	_, section, ok := strings.Cut(doc, "\n## Stages\n")
+	if !ok {
+		t.Fatal("docs/architecture.md has no Stages section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	stages, only, allowed = map[string]int{}, map[string][]string{}, map[string]bool{}
+	code := regexp.MustCompile("`([^`]+)`")
+	names := func(cell string) []string {
+		var out []string
+		for _, m := range code.FindAllStringSubmatch(cell, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if len(cells) != 2 {
+			continue
+		}
+		head, rest := strings.TrimSpace(cells[0]), cells[1]
+		if n, err := strconv.Atoi(head); err == nil {
+			for _, p := range names(rest) {
+				stages[p] = n
+			}
+			continue
+		}
+		switch pkgs := names(head); {
+		case len(pkgs) == 2 && strings.Contains(head, "→"):
+			allowed[pkgs[0]+" → "+pkgs[1]] = true
+		case len(pkgs) == 1:
+			readers, _, _ := strings.Cut(rest, ":")
+			only[pkgs[0]] = names(readers)
+		}
+	}
+	if len(stages) == 0 || len(only) == 0 || len(allowed) == 0 {
+		t.Fatalf("the Stages section reads as %d stages, %d single-reader packages, %d edges", len(stages), len(only), len(allowed))
+	}
+	return stages, only, allowed
 }

@@ -26,7 +26,11 @@ func promoteRun(e *env, r *trace.Record, out string) error {
 
 // promote writes one run's draft and returns its path.
 func promote(r *trace.Record, out string) (string, queries.Draft, error) {
-	p, err := queries.FromRun(r)
+	run := queries.Run{ID: r.ID, Question: r.Question, Database: r.Database, StopReason: r.StopReason, ConceptsRead: r.ConceptsRead}
+	if r.Answer != nil {
+		run.SQL = r.Answer.SQL
+	}
+	p, err := queries.FromRun(run)
 	if err != nil {
 		return "", queries.Draft{}, err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/engine"
+	"github.com/okf-tools/okf/internal/gcdelay"
 	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/serve"
 	"github.com/okf-tools/okf/serve/oauth"
@@ -56,7 +57,7 @@ type running struct {
 
 // start opens the knowledge, the databases and the audit log.
 func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, error), version string) (*running, error) {
-	engine.TuneGC()
+	gcdelay.ForServer()
 	if f.watch != "" && f.src.dir != "" {
 		return nil, usageError("--dir and --watch both name a folder: give one")
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/okf-tools/okf/embed"
 	"github.com/okf-tools/okf/embed/embedtest"
 	"github.com/okf-tools/okf/engine"
+	"github.com/okf-tools/okf/internal/gcdelay"
 	"github.com/okf-tools/okf/internal/synth"
 	"github.com/okf-tools/okf/internal/tokens"
 	"github.com/okf-tools/okf/readmodel"
@@ -141,7 +142,7 @@ func RunWith(n, rounds int, o Options) (Result, error) {
 
 	// The serving side: open the stored snapshot, index it, answer, with
 	// the collector set as okf serve sets it.
-	engine.TuneGC()
+	gcdelay.ForServer()
 	snap, err := readmodel.Decode(enc)
 	if err != nil {
 		return r, err
