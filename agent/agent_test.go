@@ -320,7 +320,7 @@ func TestBrowseStore(t *testing.T) {
 		llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "SELECT count(*) FROM orders WHERE ordstat <> 'cancelled'", "answer": "2."}`}}},
 	)
 	cfg := s.config(t, openAI(t, srv, "m"), agent.Browse)
-	cfg.Knowledge.Files = agent.SnapshotFiles(s.view.Snap, "shop")
+	cfg.Knowledge.Files = engine.SnapshotFiles(s.view.Snap, "shop")
 	out := agent.Run(context.Background(), cfg, "How many orders were not cancelled?", "")
 	r := out.Record
 	if r.StopReason != trace.Submitted || sqlguard.Cell(out.Rows.Rows[0][0]) != "2" {

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/okf-tools/okf/agent"
+	"github.com/okf-tools/okf/engine"
 )
 
 func TestSnapshotFiles(t *testing.T) {
 	s := newShop(t)
-	files := agent.SnapshotFiles(s.view.Snap, "shop")
+	files := engine.SnapshotFiles(s.view.Snap, "shop")
 	if err := fstest.TestFS(files, "tables/orders.md", "knowledge/net-order-value.md"); err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func newToolset(ctx context.Context, cfg *Config) (*toolset, error) {
 		return nil, fmt.Errorf("unknown strategy %q", cfg.Strategy)
 	}
 	t := &toolset{cfg: cfg, own: map[string]handler{}, box: &engine.Toolbox{
-		Source: engine.Fixed(cfg.Knowledge.View), Databases: cfg.Databases, Tenant: cfg.Tenant,
+		Current: engine.Fixed(cfg.Knowledge.View), Databases: cfg.Databases, Tenant: cfg.Tenant,
 		Now: cfg.Now, ContextBudget: cfg.ContextBudget,
 	}}
 	if cfg.Strategy == Browse {

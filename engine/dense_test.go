@@ -154,7 +154,7 @@ func TestQuestionFallsBackToBM25(t *testing.T) {
 	}
 	// A tool call answers all the same.
 	srv.Fail(embedtest.Fault{Status: 500})
-	tb := &Toolbox{Source: Fixed(v), Tenant: "acme"}
+	tb := &Toolbox{Current: Fixed(v), Tenant: "acme"}
 	r, err := tb.Call(ctx, "test", ToolSearch, []byte(`{"query":"active customer"}`))
 	if err != nil || r.IsError || !strings.Contains(r.Text, "knowledge/active") {
 		t.Errorf("search tool with a failing endpoint: %+v, %v", r, err)

@@ -151,8 +151,8 @@ func NewFolderLibrary(tenant string, docs []readmodel.Doc, opts ...LibraryOption
 	return l, st
 }
 
-// Source is the current view of one tenant, as a toolbox reads it.
-func (l *Library) Source(tenant string) Source {
+// Current is the current view of one tenant, as a toolbox reads it.
+func (l *Library) Current(tenant string) Current {
 	return func(ctx context.Context) (*View, error) { return l.View(ctx, tenant) }
 }
 

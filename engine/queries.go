@@ -205,7 +205,7 @@ func (t *Toolbox) listedQueries(all []servedQuery) []servedQuery {
 // as Tools lists them: a server that keeps its tool list compares them to
 // learn when the list changed.
 func (t *Toolbox) QueryTools(ctx context.Context) ([]Tool, error) {
-	v, err := t.Source(ctx)
+	v, err := t.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +318,7 @@ type QueryRun struct {
 // the values given by parameter name. Bad values are a BadRequest naming
 // the parameter; refusals and SQL errors are *sqlguard.Error.
 func (t *Toolbox) RunQuery(ctx context.Context, caller, name string, values map[string]json.RawMessage) (*QueryRun, error) {
-	v, err := t.Source(ctx)
+	v, err := t.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +383,7 @@ type QueryInfo struct {
 
 // Queries lists the verified queries the tenant serves, by id.
 func (t *Toolbox) Queries(ctx context.Context) ([]QueryInfo, error) {
-	v, err := t.Source(ctx)
+	v, err := t.Current(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 100) IN
 	snap, _, _ := Compile(readmodel.NewBuilder(), "acme", docs)
 	dbs := NewDatabases([]Database{{Name: "shop", Tenant: "acme", DSN: "sqlite:" + path, Bundle: "shop"}}, nil, io.Discard)
 	t.Cleanup(func() { dbs.Close() })
-	return &Toolbox{Source: Fixed(NewView("acme", snap)), Databases: dbs, Tenant: "acme", Uses: &Uses{}}
+	return &Toolbox{Current: Fixed(NewView("acme", snap)), Databases: dbs, Tenant: "acme", Uses: &Uses{}}
 }
 
 func toolNames(t *testing.T, tb *Toolbox) []string {

@@ -98,17 +98,17 @@ type Result struct {
 	Concepts []string
 }
 
-// Source gives a tenant's current view; each call may see a newer one.
-type Source func(ctx context.Context) (*View, error)
+// Current gives a tenant's current view; each call may see a newer one.
+type Current func(ctx context.Context) (*View, error)
 
-// Fixed is the source of one view that never changes.
-func Fixed(v *View) Source {
+// Fixed is a view that never changes, as the current one.
+func Fixed(v *View) Current {
 	return func(context.Context) (*View, error) { return v, nil }
 }
 
 // Toolbox answers one tenant's tool calls. It is safe for concurrent use.
 type Toolbox struct {
-	Source    Source
+	Current   Current
 	Databases *Databases // nil: the tenant has none
 	Tenant    string
 	// Now is the clock stale statuses are decided against; nil is the
@@ -137,7 +137,7 @@ func (t *Toolbox) now() time.Time {
 // when the tenant has any. The manifest's description carries the
 // strategy advice of the current view, which it returns too.
 func (t *Toolbox) Tools(ctx context.Context) ([]Tool, Strategy, error) {
-	v, err := t.Source(ctx)
+	v, err := t.Current(ctx)
 	if err != nil {
 		return nil, Strategy{}, err
 	}
@@ -287,7 +287,7 @@ func (t *Toolbox) call(ctx context.Context, caller, name string, args json.RawMe
 
 // callQueryTool answers run_query and the verified queries' own tools.
 func (t *Toolbox) callQueryTool(ctx context.Context, caller, name string, args json.RawMessage) (Result, error) {
-	v, err := t.Source(ctx)
+	v, err := t.Current(ctx)
 	if err != nil {
 		return Result{}, err
 	}
@@ -319,7 +319,7 @@ func read[T any](ctx context.Context, t *Toolbox, name string, args json.RawMess
 	if err != nil {
 		return Result{}, err
 	}
-	v, err := t.Source(ctx)
+	v, err := t.Current(ctx)
 	if err != nil {
 		return Result{}, err
 	}

@@ -38,7 +38,7 @@ INSERT INTO "odd.table" VALUES ('Hello');`); err != nil {
 	snap, _, _ := Compile(readmodel.NewBuilder(), "acme", nil)
 	dbs := NewDatabases([]Database{{Name: "heroes", Tenant: "acme", DSN: "sqlite:" + path, Guard: sqlguard.Options{DeniedColumns: []string{"hero.secret"}}}}, nil, io.Discard)
 	t.Cleanup(func() { dbs.Close() })
-	return &Toolbox{Source: Fixed(NewView("acme", snap)), Databases: dbs, Tenant: "acme"}
+	return &Toolbox{Current: Fixed(NewView("acme", snap)), Databases: dbs, Tenant: "acme"}
 }
 
 // TestValuesTool: the values tool answers the stored spelling of what a

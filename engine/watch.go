@@ -21,7 +21,7 @@ type WatchOptions struct {
 	// Poll is how often the folder's files are looked at; 0 means
 	// min(Debounce, 250ms).
 	Poll time.Duration
-	// Load reads the folder's documents.
+	// Load reads the folder's documents; nil reads them as FolderDocs.
 	Load func() ([]readmodel.Doc, error)
 	// Report is told about every compile and every failed load.
 	Report func(string)
@@ -78,7 +78,11 @@ func (l *Library) Watch(ctx context.Context, dir string, o WatchOptions) error {
 				continue
 			}
 			applied, pending = fp, ""
-			docs, err := o.Load()
+			load := o.Load
+			if load == nil {
+				load = func() ([]readmodel.Doc, error) { return FolderDocs(dir) }
+			}
+			docs, err := load()
 			if err != nil {
 				o.Report(fmt.Sprintf("watch: %v (still serving the previous snapshot)", err))
 				continue

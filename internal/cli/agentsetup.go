@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,7 +20,6 @@ import (
 	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/internal/dsn"
 	"github.com/okf-tools/okf/llm"
-	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/trace"
 )
@@ -216,6 +214,7 @@ func (s *agentSession) setDB(ctx context.Context, e *env, ref string) error {
 // database's bundle alone when there is one, so its searches rank within
 // it.
 func (s *agentSession) knowledge(e *env, d config.Database) (agent.Knowledge, func(), error) {
+	ctx := context.Background()
 	dir := s.flags.src.dir
 	if dir == "" && d.Bundle != "" {
 		b := d.Bundle
@@ -228,67 +227,40 @@ func (s *agentSession) knowledge(e *env, d config.Database) (agent.Knowledge, fu
 	}
 	tenant := s.flags.src.store.tenant
 	var k agent.Knowledge
+	var src engine.Source
 	if dir == "" {
-		snap, err := s.flags.src.store.snapshot(e)
+		st, err := s.flags.src.store.open(ctx)
 		if err != nil {
 			return k, nil, err
 		}
-		for _, name := range []string{d.Bundle, d.Name} {
-			if _, ok := snap.Bundle(name); ok && name != "" {
-				k.Bundle = name
-				break
-			}
+		defer st.Close()
+		src = engine.StoreHead(st, tenant)
+	} else {
+		if err := checkDir(dir); err != nil {
+			return k, nil, err
 		}
-		if k.Bundle == "" && len(snap.Bundles) == 1 {
-			k.Bundle = snap.Bundles[0].Name
-		}
-		if k.Bundle != "" {
-			k.Files = agent.SnapshotFiles(snap, k.Bundle)
-			if len(snap.Bundles) > 1 {
-				if snap, err = s.flags.src.store.bundleSnapshot(k.Bundle); err != nil {
-					return k, nil, err
-				}
-			}
-		}
-		k.View = engine.NewView(tenant, snap)
-		return k, nil, nil
+		src = engine.Folder(dir, tenant)
 	}
-	if err := checkDir(dir); err != nil {
-		return k, nil, err
-	}
-	bundles, err := okf.FindBundles(dir)
+	names, err := src.Bundles(ctx)
 	if err != nil {
 		return k, nil, err
 	}
-	// The bundle the agent reads: the only one, else the one named like
-	// the database; browse reads its folder.
-	folder := ""
-	i := slices.IndexFunc(bundles, func(b okf.BundleFolder) bool { return b.Name == okf.BundleName(d.Name) })
-	if len(bundles) == 1 {
-		i = 0
-	}
-	if i >= 0 {
-		bundles = bundles[i : i+1]
-		k.Bundle, folder = bundles[0].Name, bundles[0].Dir
-	}
-	docs, err := engine.ReadBundles(bundles)
-	if err != nil {
+	k.Bundle = engine.Pick(names, d.Bundle, d.Name, okf.BundleName(d.Name))
+	if k.View, err = engine.Open(ctx, src, k.Bundle); err != nil {
 		return k, nil, err
 	}
-	snap, st := readmodel.Build(tenant, docs)
-	for _, diag := range st.Diagnostics {
+	for _, diag := range k.View.Diagnostics {
 		fmt.Fprintf(e.stderr, "warn: %s\n", diag)
 	}
-	k.View = engine.NewView(tenant, snap)
-	if folder == "" {
+	if k.Bundle == "" {
 		return k, nil, nil
 	}
-	root, err := os.OpenRoot(folder)
+	files, done, err := engine.Files(src, k.View, k.Bundle)
 	if err != nil {
-		return k, nil, fmt.Errorf("opening the bundle folder: %w", err)
+		return k, nil, err
 	}
-	k.Files = root.FS()
-	return k, func() { root.Close() }, nil
+	k.Files = files
+	return k, done, nil
 }
 
 // agentConfig is the agent's setup for one run of this session.

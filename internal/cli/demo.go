@@ -17,6 +17,7 @@ import (
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/livesqlbench"
 	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/examples/shop"
 	"github.com/okf-tools/okf/graph"
@@ -279,7 +280,7 @@ func (d *demo) store(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("importing the shop bundle: %w", err)
 	}
-	snap, err := headSnapshot(ctx, st, sf.tenant)
+	snap, _, err := engine.StoreHead(st, sf.tenant).Snapshot(ctx, "")
 	if err != nil {
 		return err
 	}
@@ -312,7 +313,7 @@ func (d *demo) knowledge(ctx context.Context) error {
 		return err
 	}
 	defer st.Close()
-	snap, err := headSnapshot(ctx, st, sf.tenant)
+	v, err := engine.Open(ctx, engine.StoreHead(st, sf.tenant), "")
 	if err != nil {
 		return err
 	}
@@ -321,7 +322,7 @@ func (d *demo) knowledge(ctx context.Context) error {
 		return fmt.Errorf("reading the questions' gold rules: %w", err)
 	}
 	raw := tokens.Count(corpus.Raw[shop.Name])
-	ix := search.Build(snap)
+	ix := v.Index()
 	d.say("Pasting the raw documentation into a prompt costs %d tokens (o200k) for every question.\n", raw)
 	d.say("A context pack holds the rules a question needs, the columns they use and the joins, under %d tokens:\n\n", d.budget)
 	tw := newTable(d.e.stdout, "question", "pack tokens", "of raw", "gold rules held")

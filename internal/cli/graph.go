@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf/graph"
 	"github.com/okf-tools/okf/internal/atomicfile"
-	"github.com/okf-tools/okf/readmodel"
 )
 
 func newGraphCmd(e *env) *cobra.Command {
@@ -53,15 +53,17 @@ gives the same bytes (decide stale statuses with --today for that).`,
 			if err != nil {
 				return err
 			}
-			snap, err := src.snapshot(e)
+			v, err := src.view(e)
 			if err != nil {
 				return err
 			}
 			title := filepath.Base(filepath.Clean(args[0]))
-			if len(bundles) > 0 || len(snap.Bundles) == 1 {
-				title = graphTitle(snap, bundles)
+			if len(bundles) > 0 {
+				title = strings.Join(bundles, "+")
+			} else if len(v.Snap.Bundles) == 1 {
+				title = v.Snap.Bundles[0].Name
 			}
-			d, err := graph.Build(snap, title, now, bundles...)
+			d, err := graph.Build(v.Snap, title, now, bundles...)
 			if err != nil {
 				return usageError("%v", err)
 			}
@@ -83,18 +85,6 @@ gives the same bytes (decide stale statuses with --today for that).`,
 	f.StringArrayVar(&bundles, "bundle", nil, "draw only this bundle of a folder of bundles (repeatable)")
 	f.StringVar(&today, "today", "", "decide stale statuses as of this date (YYYY-MM-DD) instead of now")
 	return c
-}
-
-// graphTitle names the page after the bundles it draws.
-func graphTitle(s *readmodel.Snapshot, picked []string) string {
-	if len(picked) == 0 {
-		return s.Bundles[0].Name
-	}
-	title := picked[0]
-	for _, b := range picked[1:] {
-		title += "+" + b
-	}
-	return title
 }
 
 // writePage writes an HTML page to path whole, by a temporary file renamed

@@ -13,6 +13,7 @@ import (
 
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/store"
 )
 
@@ -87,7 +88,7 @@ are embedded, and the cost is printed (calls, tokens, vectors reused).`,
 			}
 			if commit.Changed || embedder != nil && commit.ID > 0 {
 				// Compile the read model now, so readers do not pay for it.
-				snap, err := headSnapshot(ctx, st, sf.tenant)
+				snap, _, err := engine.StoreHead(st, sf.tenant).Snapshot(ctx, "")
 				if err != nil {
 					return fmt.Errorf("commit %d is stored, but compiling its read model failed: %w", commit.ID, err)
 				}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/internal/tokens"
-	"github.com/okf-tools/okf/readmodel"
 )
 
 // knowledgeSource says where the reading commands (manifest, get, search,
@@ -47,45 +47,48 @@ func (k *knowledgeSource) open(e *env, bundle string) (*engine.View, time.Time, 
 	if err != nil {
 		return nil, now, err
 	}
-	s, err := k.snapshot(e)
+	v, err := k.view(e)
 	if err != nil {
 		return nil, now, err
 	}
 	if bundle != "" {
-		if _, ok := s.Bundle(bundle); !ok {
-			names := make([]string, len(s.Bundles))
-			for i, b := range s.Bundles {
+		if _, ok := v.Snap.Bundle(bundle); !ok {
+			names := make([]string, len(v.Snap.Bundles))
+			for i, b := range v.Snap.Bundles {
 				names[i] = b.Name
 			}
 			return nil, now, usageError("no bundle %q (bundles: %s)", bundle, strings.Join(names, " "))
 		}
 	}
-	return engine.NewView(k.store.tenant, s), now, nil
+	return v, now, nil
 }
 
-// snapshot compiles or loads the knowledge.
-func (k *knowledgeSource) snapshot(e *env) (*readmodel.Snapshot, error) {
+// view opens the knowledge of the --dir folder, else of the store,
+// warning of the documents that did not compile.
+func (k *knowledgeSource) view(e *env) (*engine.View, error) {
+	ctx := context.Background()
+	var src engine.Source
 	if k.dir != "" {
-		docs, err := docsFromDir(k.dir)
+		if err := checkDir(k.dir); err != nil {
+			return nil, err
+		}
+		src = engine.Folder(k.dir, k.store.tenant)
+	} else {
+		st, err := k.store.open(ctx)
 		if err != nil {
 			return nil, err
 		}
-		s, st := readmodel.Build(k.store.tenant, docs)
-		for _, d := range st.Diagnostics {
-			fmt.Fprintf(e.stderr, "warn: %s\n", d)
-		}
-		return s, nil
+		defer st.Close()
+		src = engine.StoreHead(st, k.store.tenant)
 	}
-	return k.store.snapshot(e)
-}
-
-// docsFromDir reads the --dir folder: a bundle folder, or a folder of
-// bundle folders.
-func docsFromDir(dir string) ([]readmodel.Doc, error) {
-	if err := checkDir(dir); err != nil {
+	v, err := engine.Open(ctx, src, "")
+	if err != nil {
 		return nil, err
 	}
-	return engine.FolderDocs(dir)
+	for _, d := range v.Diagnostics {
+		fmt.Fprintf(e.stderr, "warn: %s\n", d)
+	}
+	return v, nil
 }
 
 // checkDir refuses a --dir that is not a folder as bad usage.
@@ -102,7 +105,7 @@ func checkDir(dir string) error {
 
 // statLine writes a one-line summary of a text to stderr: its bytes and
 // o200k tokens, so users see what an agent would pay.
-func statLine(w io.Writer, what string, text []byte, s *readmodel.Snapshot) {
+func statLine(w io.Writer, what string, text []byte, v *engine.View) {
 	fmt.Fprintf(w, "%s: snapshot %s, %d bundles, %d concepts, %d bytes, %d tokens\n",
-		what, s.Digest[:12], len(s.Bundles), len(s.Concepts), len(text), tokens.Count(string(text)))
+		what, v.Snap.Digest[:12], len(v.Snap.Bundles), len(v.Snap.Concepts), len(text), tokens.Count(string(text)))
 }

@@ -39,7 +39,7 @@ agent. Its size and token count go to stderr.`,
 			if _, err := io.WriteString(e.stdout, m); err != nil {
 				return err
 			}
-			statLine(e.stderr, "manifest", []byte(m), v.Snap)
+			statLine(e.stderr, "manifest", []byte(m), v)
 			return nil
 		},
 	}

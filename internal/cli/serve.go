@@ -20,7 +20,6 @@ import (
 	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/internal/gcdelay"
-	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/serve"
 	"github.com/okf-tools/okf/serve/oauth"
 	"github.com/okf-tools/okf/sqlguard"
@@ -104,7 +103,10 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 		return nil, err
 	}
 	if f.src.dir != "" {
-		docs, err := docsFromDir(f.src.dir)
+		if err := checkDir(f.src.dir); err != nil {
+			return nil, err
+		}
+		docs, err := engine.FolderDocs(f.src.dir)
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +120,6 @@ func (f *serveFlags) start(e *env, grants func(*config.Config) ([]serve.Grant, e
 			r.watch = func(ctx context.Context) error {
 				return lib.Watch(ctx, dir, engine.WatchOptions{
 					Debounce: f.debounce,
-					Load:     func() ([]readmodel.Doc, error) { return engine.FolderDocs(dir) },
 					Report:   func(msg string) { fmt.Fprintln(e.stderr, msg) },
 				})
 			}

@@ -7,8 +7,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/okf-tools/okf/engine"
-	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/store"
 	_ "github.com/okf-tools/okf/store/postgres" // the shared store backend
 	_ "github.com/okf-tools/okf/store/sqlite"   // the embedded store backend
@@ -64,52 +62,4 @@ func (s *storeFlags) openWith(ctx context.Context, open func(context.Context, st
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
 	return st, nil
-}
-
-// snapshot returns the read model of the tenant's head commit.
-func (s *storeFlags) snapshot(e *env) (*readmodel.Snapshot, error) {
-	ctx := context.Background()
-	st, err := s.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	return headSnapshot(ctx, st, s.tenant)
-}
-
-// bundleSnapshot compiles one bundle of the tenant's head commit alone;
-// its notes were shown when it was imported.
-func (s *storeFlags) bundleSnapshot(bundle string) (*readmodel.Snapshot, error) {
-	ctx := context.Background()
-	st, err := s.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	_, docs, err := st.Documents(ctx, s.tenant)
-	if err != nil {
-		return nil, fmt.Errorf("tenant %s: %w", s.tenant, err)
-	}
-	var in []readmodel.Doc
-	for _, d := range docs {
-		if d.Bundle == bundle {
-			in = append(in, readmodel.Doc{Bundle: d.Bundle, Path: d.Path, Content: d.Content})
-		}
-	}
-	snap, _ := readmodel.Build(s.tenant, in)
-	return snap, nil
-}
-
-// headSnapshot returns the compiled read model of a tenant's head commit,
-// compiling and storing it when the store has none yet.
-func headSnapshot(ctx context.Context, st store.Store, tenant string) (*readmodel.Snapshot, error) {
-	head, err := st.Head(ctx, tenant)
-	if err != nil {
-		return nil, fmt.Errorf("tenant %s: %w", tenant, err)
-	}
-	if head.ID == 0 {
-		return nil, fmt.Errorf("tenant %s has no knowledge yet: run 'okf import <dir>' first, or pass --dir", tenant)
-	}
-	snap, _, _, err := engine.HeadSnapshot(ctx, st, tenant, head.ID, new(readmodel.Builder))
-	return snap, err
 }
