@@ -122,6 +122,19 @@ func (b *Bundle) Concepts() []*Document {
 	return out
 }
 
+// PersonalData returns the columns the bundle's concepts mark as personal
+// data (Document.PersonalData), as "table.column" with the concept's title
+// as the table, in path order.
+func (b *Bundle) PersonalData() []string {
+	var out []string
+	for _, d := range b.Concepts() {
+		for _, c := range d.PersonalData() {
+			out = append(out, d.Title()+"."+c)
+		}
+	}
+	return out
+}
+
 // Target returns the concept id a link points at, or "" when the link does
 // not reach a concept of this bundle. A target without an extension also
 // reaches the concept of the same name with ".md".

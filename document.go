@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -279,6 +280,31 @@ func (d *Document) Title() string {
 func (d *Document) Description() string {
 	s, _ := d.Text("description")
 	return strings.TrimSpace(s)
+}
+
+// PersonalData returns the columns a table concept's personal_data marks
+// as holding personal data, an extension key of okf's (§4.1 allows them):
+// a list or one name, each trimmed, once whatever its case, the empty left
+// out.
+func (d *Document) PersonalData() []string {
+	var names []string
+	if s, ok := d.Text("personal_data"); ok {
+		names = []string{s}
+	} else if n := d.Field("personal_data"); n != nil && n.Kind == yaml.SequenceNode {
+		for _, item := range n.Content {
+			if item.Kind == yaml.ScalarNode {
+				names = append(names, item.Value)
+			}
+		}
+	}
+	var out []string
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		if name != "" && !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, name) }) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // Status returns the lifecycle status (§5.4); absent means "stable".

@@ -101,6 +101,9 @@ func renderFront(front any) ([]byte, bool) {
 		if front.Layer != "" {
 			f.scalar("", "layer", front.Layer)
 		}
+		if len(front.PersonalData) > 0 {
+			f.flowList("personal_data", front.PersonalData)
+		}
 		f.generated(front.Generated)
 		f.sources(front.Sources)
 	case ruleFront:

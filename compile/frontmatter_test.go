@@ -116,6 +116,7 @@ func TestRenderFrontAsYAMLv3(t *testing.T) {
 			Sources: []source{{ID: "schema", Resource: "shop/schema.sql", Title: "shop schema"}, {Resource: "x.md"}}},
 		tableFront{Type: "T", Title: "t", Description: "d", Generated: generated{By: "okf/devel"}},
 		tableFront{Type: "DuckDB View", Title: "stg", Description: "d", Tags: []string{"shop"}, Layer: "staging", Generated: generated{By: "okf/devel"}},
+		tableFront{Type: "Table", Title: "customers", Description: "d", Tags: []string{"shop"}, Layer: "mart", PersonalData: []string{"email", "custname"}, Generated: generated{By: "okf/devel"}},
 		tableFront{Type: "DuckDB Table", Title: "orders", Description: "d", Aliases: []string{"purchases", "sales orders"}, Tags: []string{"shop"}, Generated: generated{By: "okf/devel"}},
 		ruleFront{Type: "Calculation", Title: "Revenue", Description: "d", Aliases: []string{"turnover", "top line"}, Tags: []string{"shop"}, Generated: generated{By: "okf/devel"}},
 		ruleFront{Type: "Business Rule", Title: "Active customer", Description: "A customer with an order: in 90 days.",

@@ -126,6 +126,10 @@ type Column struct {
 	// Values are the values read from the database, when it was read;
 	// nil for none.
 	Values *ValueList
+	// PersonalData marks a column the sources, or a person in the bundle,
+	// say holds personal data: its values are never read, and its table
+	// concept lists it in personal_data.
+	PersonalData bool
 }
 
 // ValueList holds values of a column as the database stores them.
@@ -203,6 +207,20 @@ func (db *Database) Rule(id int) *Rule {
 		}
 	}
 	return nil
+}
+
+// PersonalData lists the columns marked as personal data, as
+// "table.column", in the order of the tables and their columns.
+func (db *Database) PersonalData() []string {
+	var out []string
+	for _, t := range db.Tables {
+		for _, c := range t.Columns {
+			if c.PersonalData {
+				out = append(out, t.Name+"."+c.Name)
+			}
+		}
+	}
+	return out
 }
 
 // Column returns the column with the given name, compared without regard

@@ -25,15 +25,19 @@ type source struct {
 }
 
 type tableFront struct {
-	Type        string    `yaml:"type"`
-	Title       string    `yaml:"title"`
-	Description string    `yaml:"description"`
-	Aliases     []string  `yaml:"aliases,flow,omitempty"`
-	Tags        []string  `yaml:"tags,flow"`
-	Grain       []string  `yaml:"grain,flow,omitempty"`
-	Layer       string    `yaml:"layer,omitempty"`
-	Generated   generated `yaml:"generated"`
-	Sources     []source  `yaml:"sources,omitempty"`
+	Type        string   `yaml:"type"`
+	Title       string   `yaml:"title"`
+	Description string   `yaml:"description"`
+	Aliases     []string `yaml:"aliases,flow,omitempty"`
+	Tags        []string `yaml:"tags,flow"`
+	Grain       []string `yaml:"grain,flow,omitempty"`
+	Layer       string   `yaml:"layer,omitempty"`
+	// PersonalData lists the columns that hold personal data, an
+	// extension key (OKF v0.2 §4.1 lets producers add keys) that a person
+	// may also write by hand.
+	PersonalData []string  `yaml:"personal_data,flow,omitempty"`
+	Generated    generated `yaml:"generated"`
+	Sources      []source  `yaml:"sources,omitempty"`
 }
 
 type ruleFront struct {
@@ -81,7 +85,7 @@ func (w *writer) table(t *Table) {
 	desc := w.tableDescription(t)
 	front := tableFront{
 		Type: w.tableType(t), Title: t.Name, Description: desc, Aliases: t.Aliases, Tags: []string{w.db.Name},
-		Grain: t.PrimaryKey, Layer: t.Layer, Generated: w.generated(),
+		Grain: t.PrimaryKey, Layer: t.Layer, PersonalData: personalData(t), Generated: w.generated(),
 	}
 	sections := []string{w.schema(t)}
 	if lines := enumLines(t); len(lines) > 0 {
@@ -107,6 +111,18 @@ func (w *writer) table(t *Table) {
 	p := w.tablePath(t)
 	w.files[p] = seal(concept(front, sections))
 	w.addEntry(p, front.Type, t.Name, desc)
+}
+
+// personalData lists the columns of a table marked as personal data, in
+// the schema's order.
+func personalData(t *Table) []string {
+	var names []string
+	for _, c := range t.Columns {
+		if c.PersonalData {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 func (w *writer) schema(t *Table) string {

@@ -324,6 +324,50 @@ func kept(dir string, wrote map[string]string, firstID int) ([]*Rule, error) {
 	return rules, nil
 }
 
+// KeepPersonalData marks as personal data, in a database, the columns that
+// people marked so in the table concepts of its bundle folder dir (a
+// personal_data they added to a concept okf wrote, or in one they wrote),
+// so that a recompile reads none of their values and renders the mark. A
+// concept still as okf wrote it is left out: its marks came from the
+// sources, which say again what they say now.
+func KeepPersonalData(db *Database, dir string) error {
+	entries, err := os.ReadDir(filepath.Join(dir, "tables"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	wrote, _, hasMarker, err := readMarker(dir)
+	if err != nil {
+		return err
+	}
+	for _, en := range entries {
+		p := "tables/" + en.Name()
+		if !en.Type().IsRegular() || !isConceptFile(en.Name()) {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		if err != nil {
+			return err
+		}
+		if origin(p, raw, wrote, hasMarker) == untouched {
+			continue
+		}
+		d := okf.Parse(p, raw)
+		t := db.Table(d.Title())
+		if t == nil {
+			continue
+		}
+		for _, name := range d.PersonalData() {
+			if c := t.Column(name); c != nil {
+				c.PersonalData = true
+			}
+		}
+	}
+	return nil
+}
+
 // marker lists files with their hashes, in path order.
 func marker(files map[string][]byte) []byte {
 	var buf bytes.Buffer

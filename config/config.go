@@ -362,3 +362,32 @@ func (c *Config) Database(ref string) (Database, error) {
 	}
 	return Database{}, fmt.Errorf("unknown database %q: %s names %s; or give a DSN (postgres://… or sqlite:path)", ref, c.Path, strings.Join(names, ", "))
 }
+
+// Uncovered returns those of columns ("table.column", or a schema before
+// them) that the guard neither masks nor denies, in order: the columns a
+// bundle marks as personal data whose values an agent would still see. An
+// entry matches as the guard matches it: a bare column in every table.
+func (g Guard) Uncovered(columns []string) []string {
+	var out []string
+	for _, c := range columns {
+		table, col := splitColumn(c)
+		covered := slices.ContainsFunc(slices.Concat(g.MaskedColumns, g.DeniedColumns), func(entry string) bool {
+			t, ec := splitColumn(entry)
+			return ec == col && (t == "" || t == table)
+		})
+		if !covered {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// splitColumn reads "schema.table.column", "table.column" or "column",
+// in lower case: the table ("" when none) and the column.
+func splitColumn(s string) (table, column string) {
+	parts := strings.Split(strings.ToLower(strings.TrimSpace(s)), ".")
+	if len(parts) > 1 {
+		table = parts[len(parts)-2]
+	}
+	return table, parts[len(parts)-1]
+}

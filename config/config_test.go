@@ -194,3 +194,13 @@ func TestAllowedDirectoriesRelativeToTheFile(t *testing.T) {
 		t.Errorf("allowed_directories = %q, want %q", got, want)
 	}
 }
+
+// Uncovered leaves out the columns a guard masks or denies, by table and
+// column or by column alone, whatever the case or a schema before them.
+func TestGuardUncovered(t *testing.T) {
+	g := Guard{MaskedColumns: []string{"customers.email", "Phone"}, DeniedColumns: []string{"raw.people.ssn"}}
+	got := g.Uncovered([]string{"customers.Email", "orders.email", "orders.phone", "raw.people.ssn", "people.ssn", "people.name"})
+	if want := []string{"orders.email", "people.name"}; !slices.Equal(got, want) {
+		t.Errorf("uncovered %q, want %q", got, want)
+	}
+}

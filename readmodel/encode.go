@@ -233,9 +233,10 @@ func appendFacts(b []byte, t *TableFacts, r *RuleFacts) []byte {
 			b = appendString(b, fk.Concept)
 			b = appendStrings(b, fk.RefColumns)
 		}
-		// Only tables that list values or JSON fields carry them: the
-		// others encode, and hash, as they did before tables had them.
-		if len(t.Values) > 0 || len(t.Fields) > 0 {
+		// Only tables that list values, JSON fields or personal data carry
+		// them: the others encode, and hash, as they did before tables had
+		// them.
+		if len(t.Values) > 0 || len(t.Fields) > 0 || len(t.PersonalData) > 0 {
 			b = binary.AppendUvarint(b, uint64(len(t.Values)))
 			for _, v := range t.Values {
 				b = appendString(b, v.Column)
@@ -251,13 +252,16 @@ func appendFacts(b []byte, t *TableFacts, r *RuleFacts) []byte {
 				}
 			}
 		}
-		if len(t.Fields) > 0 {
+		if len(t.Fields) > 0 || len(t.PersonalData) > 0 {
 			b = binary.AppendUvarint(b, uint64(len(t.Fields)))
 			for _, f := range t.Fields {
 				b = appendString(b, f.Path)
 				b = binary.AppendUvarint(b, uint64(f.Meaning[0]))
 				b = binary.AppendUvarint(b, uint64(f.Meaning[1]))
 			}
+		}
+		if len(t.PersonalData) > 0 {
+			b = appendStrings(b, t.PersonalData)
 		}
 	case r != nil:
 		b = append(b, ruleTag)
@@ -331,6 +335,9 @@ func decodeFacts(part string) (*TableFacts, *RuleFacts, error) {
 				f.Path = r.string()
 				f.Meaning = Span{r.offset(), r.offset()}
 			})
+		}
+		if r.rest != "" {
+			t.PersonalData = r.strings()
 		}
 	case queryTag:
 		_, err := decodeQuery(part)

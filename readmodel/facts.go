@@ -29,6 +29,10 @@ type TableFacts struct {
 	// paths inside a column that holds JSON, "col.key.leaf", and their
 	// meanings.
 	Fields []Field `json:"fields,omitempty"`
+	// PersonalData are the columns the frontmatter's personal_data marks
+	// as holding personal data (okf compile writes it from the sources,
+	// a person may add it by hand), each once, in order.
+	PersonalData []string `json:"personal_data,omitempty"`
 }
 
 // Field is one documented path inside a JSON column.
@@ -266,6 +270,7 @@ func readTable(d *okf.Document, targets map[int][]string) *TableFacts {
 			t.Fields = append(t.Fields, f)
 		}
 	})
+	t.PersonalData = d.PersonalData()
 	return t
 }
 

@@ -18,7 +18,8 @@ import (
 // with and without "not null", a not-null column of no known type, a key
 // column the model does not call not null, meanings with a pipe and
 // without any, a column name with a backtick, a JSON column, a view and
-// layers, and rules that name columns directly, through a JSON path and
+// layers, columns marked as personal data (in a table that lists no values
+// or JSON fields), and rules that name columns directly, through a JSON path and
 // through another rule.
 func roundTripDB() *compile.Database {
 	return &compile.Database{
@@ -54,6 +55,8 @@ func roundTripDB() *compile.Database {
 					{Name: "carrier", Type: "text", Meaning: "Carrier code."},
 					{Name: "shippeddt", Type: "date", Meaning: "Day the parcel left."},
 					{Name: "promisedt", Type: "date", Meaning: "Day promised to the customer."},
+					{Name: "recipient", Type: "text", Meaning: "Who the parcel is for.", PersonalData: true},
+					{Name: "phone", Type: "text", Meaning: "Where the carrier calls.", PersonalData: true},
 				},
 				ForeignKeys: []compile.ForeignKey{
 					{Columns: []string{"shipord", "shipline"}, RefTable: "order_lines", RefColumns: []string{"ordid", "lineno"}},
@@ -73,9 +76,10 @@ func roundTripDB() *compile.Database {
 // tableView is a table's facts with their spans read, to compare with what
 // a model says.
 type tableView struct {
-	Columns     []columnView
-	PrimaryKey  []string
-	ForeignKeys []ForeignKey
+	Columns      []columnView
+	PrimaryKey   []string
+	ForeignKeys  []ForeignKey
+	PersonalData []string
 }
 
 type columnView struct {
@@ -89,7 +93,7 @@ func view(s *Snapshot, c *Concept) *tableView {
 	if facts == nil {
 		return nil
 	}
-	v := &tableView{PrimaryKey: facts.PrimaryKey, ForeignKeys: facts.ForeignKeys}
+	v := &tableView{PrimaryKey: facts.PrimaryKey, ForeignKeys: facts.ForeignKeys, PersonalData: facts.PersonalData}
 	for _, col := range facts.Columns {
 		v.Columns = append(v.Columns, columnView{col.Name, s.Text(c, col.Type), col.NotNull, s.Text(c, col.Meaning)})
 	}
@@ -104,6 +108,9 @@ func modelFacts(db *compile.Database) map[string]*tableView {
 		f := &tableView{PrimaryKey: t.PrimaryKey}
 		for _, c := range t.Columns {
 			f.Columns = append(f.Columns, columnView{c.Name, c.Type, c.NotNull || t.IsKey(c.Name), c.Meaning})
+			if c.PersonalData {
+				f.PersonalData = append(f.PersonalData, c.Name)
+			}
 		}
 		for _, fk := range t.ForeignKeys {
 			concept := ""
@@ -299,5 +306,29 @@ func TestJSONFieldsFacts(t *testing.T) {
 		if u := housing.Rule().Uses; len(u) != 1 || !slices.Equal(u[0].Columns, []string{"prop", "id"}) || !slices.Equal(u[0].Paths, []string{"prop.own", "prop.mortgage.balance"}) {
 			t.Errorf("%s: uses %+v", name, u)
 		}
+	}
+}
+
+// A person marks columns as personal data by hand: a list or one name,
+// each trimmed, once whatever its case, the empty left out.
+func TestPersonalDataFacts(t *testing.T) {
+	schema := "# Schema\n\n| Column | Type |\n|---|---|\n| `email` | text |\n| `custname` | text |\n"
+	s, _ := Build("t", []Doc{
+		{Bundle: "x", Path: "tables/customers.md", Content: []byte("---\ntype: Table\npersonal_data: [email, ' custname ', Email, '']\n---\n" + schema)},
+		{Bundle: "x", Path: "tables/one.md", Content: []byte("---\ntype: Table\npersonal_data: email\n---\n" + schema)},
+		{Bundle: "x", Path: "tables/none.md", Content: []byte("---\ntype: Table\n---\n" + schema)},
+	})
+	for id, want := range map[string][]string{"tables/customers": {"email", "custname"}, "tables/one": {"email"}, "tables/none": nil} {
+		c, err := s.Concept(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Table().PersonalData; !slices.Equal(got, want) {
+			t.Errorf("%s: personal data %q, want %q", id, got, want)
+		}
+	}
+	back, err := Decode(s.Encode())
+	if err != nil || !reflect.DeepEqual(back.Concepts, s.Concepts) {
+		t.Errorf("decoding changed the marks: %v", err)
 	}
 }

@@ -85,9 +85,11 @@ type ValueStats struct {
 // read-only and bounded: a column of at most ValueThreshold values gets
 // them all, a larger one its ValueExamples most frequent, unless it is a
 // key or its values are mostly unique. Enum and JSON columns, views,
-// denied and skipped columns are not read. When any column gets values,
-// db.Sources gains the database as their source. Only opening the
-// database is an error; a column that cannot be read is left in Unread.
+// denied, masked and skipped columns, and those marked as personal data
+// (whether okf.yaml masks them yet or not), are not read. When any column
+// gets values, db.Sources gains the database as their source. Only
+// opening the database is an error; a column that cannot be read is left
+// in Unread.
 func ReadValues(ctx context.Context, db *compile.Database, opt ValueOptions) (ValueStats, error) {
 	var st ValueStats
 	if db.Live == nil {
@@ -126,7 +128,7 @@ func ReadValues(ctx context.Context, db *compile.Database, opt ValueOptions) (Va
 		}
 		var cols []*compile.Column
 		for _, c := range t.Columns {
-			if r.textLike(c) && !skip[strings.ToLower(t.Name+"."+c.Name)] && !guard.Hides(t.Name, c.Name) && !guard.Masks(t.Name, c.Name) {
+			if r.textLike(c) && !c.PersonalData && !skip[strings.ToLower(t.Name+"."+c.Name)] && !guard.Hides(t.Name, c.Name) && !guard.Masks(t.Name, c.Name) {
 				cols = append(cols, c)
 			}
 		}

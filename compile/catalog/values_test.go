@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -296,5 +297,31 @@ FROM generate_series(1, 1000) AS i;`)
 	}
 	if got := db.Sources[len(db.Sources)-1]; !got.Values || got.Resource != db.Sources[0].Resource || strings.Contains(got.Resource, "password") {
 		t.Errorf("sources %+v", db.Sources)
+	}
+}
+
+// A column marked as personal data is never read, though no guard option
+// denies or masks it: no statement names it.
+func TestValuesSkipPersonalData(t *testing.T) {
+	path := sqliteFile(t, "people.db",
+		`CREATE TABLE people (id INTEGER PRIMARY KEY, email TEXT, kind TEXT)`,
+		`INSERT INTO people VALUES (1, 'ada@example.com', 'staff'), (2, 'bob@example.com', 'guest')`,
+	)
+	db, err := catalog.ReadSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Table("people").Column("email").PersonalData = true
+	st, log := audited(t, db, catalog.ValueOptions{})
+	if v := values(t, db, "people", "email"); v != nil {
+		t.Errorf("email, personal data: values %v", v.Values)
+	}
+	if v := values(t, db, "people", "kind"); v == nil || !slices.Equal(v.Values, []string{"guest", "staff"}) || st.Columns != 1 {
+		t.Errorf("kind: %+v; %d columns", v, st.Columns)
+	}
+	for _, e := range log {
+		if strings.Contains(e.SQL, "email") {
+			t.Errorf("a statement names the personal data: %s", e.SQL)
+		}
 	}
 }

@@ -304,3 +304,53 @@ func TestApplyReportsWhatTheCatalogLacks(t *testing.T) {
 		t.Errorf("the layer added tables: %d", len(db.Tables))
 	}
 }
+
+// TestPersonalDataMarks: a column is personal data where the project says
+// so, in meta (pii, contains_pii, sensitive, personal_data; at its top or
+// under config) or in tags (pii, sensitive, personal_data), and nowhere
+// else: not from a false flag, another tag, or a name like email.
+func TestPersonalDataMarks(t *testing.T) {
+	dir := project(t, map[string]string{
+		"models/people.sql": "select 1",
+		"models/schema.yml": `version: 2
+models:
+  - name: people
+    columns:
+      - name: id
+      - name: email
+      - name: full_name
+        meta: {pii: true}
+      - name: phone
+        meta: {contains_pii: yes}
+      - name: address
+        config:
+          meta: {sensitive: true}
+      - name: birthday
+        meta: {personal_data: true}
+      - name: ssn
+        tags: [PII]
+      - name: salary
+        config:
+          tags: [finance, sensitive]
+      - name: passport
+        tags: personal_data
+      - name: nickname
+        meta: {pii: false}
+        tags: [profile]
+`,
+	})
+	db := read(t, dir)
+	var marked []string
+	for _, c := range db.Table("people").Columns {
+		if c.PersonalData {
+			marked = append(marked, c.Name)
+		}
+	}
+	want := []string{"full_name", "phone", "address", "birthday", "ssn", "salary", "passport"}
+	if !slices.Equal(marked, want) {
+		t.Errorf("personal data %v, want %v", marked, want)
+	}
+	if !strings.Contains(string(build(t, db).Files["tables/people.md"]), "\npersonal_data: [full_name, phone, address, birthday, ssn, salary, passport]\n") {
+		t.Errorf("tables/people.md:\n%s", build(t, db).Files["tables/people.md"])
+	}
+}

@@ -264,6 +264,9 @@ func (p *project) apply(e entry) error {
 			// where search reads the column, its meaning.
 			c.Meaning = strings.TrimSpace(c.Meaning + " Also called: " + strings.Join(also, ", ") + ".")
 		}
+		if c.PersonalData, err = f.personalData(ce); err != nil {
+			return err
+		}
 		typ, err := f.text(ce, "data_type")
 		if err != nil {
 			return err

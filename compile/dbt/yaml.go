@@ -183,6 +183,32 @@ func (f *yfile) synonyms(it *yaml.Node) ([]string, error) {
 	return out, nil
 }
 
+// personalData reports whether a column's properties mark it as personal
+// data, as projects commonly do: a meta flag (pii, contains_pii, sensitive
+// or personal_data) set to true, or a tag of those names, at its top or
+// under config. meta is free-form in dbt, so a flag of another value
+// ("sensitive: low") marks nothing and is no error.
+func (f *yfile) personalData(col *yaml.Node) (bool, error) {
+	for _, at := range []*yaml.Node{col, lookup(col, "config")} {
+		meta := lookup(at, "meta")
+		for _, key := range []string{"pii", "contains_pii", "sensitive", "personal_data"} {
+			if v := lookup(meta, key); v != nil && v.Kind == yaml.ScalarNode && slices.Contains([]string{"true", "yes", "on"}, strings.ToLower(v.Value)) {
+				return true, nil
+			}
+		}
+		tags, err := f.texts(at, "tags")
+		if err != nil {
+			return false, err
+		}
+		for _, tag := range tags {
+			if slices.Contains([]string{"pii", "sensitive", "personal_data"}, strings.ToLower(strings.TrimSpace(tag))) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
 // entries returns the mappings listed at key of the top level (models:,
 // sources:, metrics:, ...), each of which must have a name.
 func (f *yfile) entries(key string) ([]*yaml.Node, error) {

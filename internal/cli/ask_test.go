@@ -210,6 +210,35 @@ func TestDoctor(t *testing.T) {
 	if code != exitFail || !strings.Contains(stdout, "called no tool") {
 		t.Errorf("a model that calls no tool: exit %d\n%s", code, stdout)
 	}
+	if strings.Contains(stdout, "personal data") {
+		t.Errorf("a bundle that marks no personal data:\n%s", stdout)
+	}
+}
+
+// okf doctor warns about each column the bundle marks as personal data that
+// okf.yaml neither masks nor denies, naming the key to set, and says ok
+// once every one is.
+func TestDoctorPersonalData(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Calls: []llmtest.Call{{Name: "ping", Arguments: `{"word": "pong"}`}}},
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "ping", Arguments: `{"word": "pong"}`}}})
+	dir := shopProject(t, srv.OpenAIURL())
+	t.Chdir(dir)
+	customers := filepath.Join("bundles", "shop", "tables", "customers.md")
+	data, err := os.ReadFile(customers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(customers, []byte("---\npersonal_data: [email, custname, region]\n"+strings.TrimPrefix(string(data), "---\n")), 0o644)
+	code, stdout, _ := run(t, "doctor")
+	if want := "warn  personal data of shop    customers.email, customers.custname, customers.region: marked as personal data in the bundle, neither masked nor denied: add them to guard.masked_columns of shop in okf.yaml\n"; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, want %q:\n%s", code, want, stdout)
+	}
+	config, _ := os.ReadFile("okf.yaml")
+	os.WriteFile("okf.yaml", []byte(strings.Replace(string(config), "    bundle: bundles/shop\n", "    bundle: bundles/shop\n    guard:\n      masked_columns: [customers.email, custname]\n      denied_columns: [region]\n", 1)), 0o644)
+	code, stdout, _ = run(t, "doctor")
+	if want := "ok    personal data of shop    3 columns marked as personal data in the bundle, each masked or denied\n"; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, want %q:\n%s", code, want, stdout)
+	}
 }
 
 // TestAgentCommandsFailWhenTheAuditLogFails: sql, ask, chat and eval run exit 1

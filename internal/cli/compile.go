@@ -52,8 +52,15 @@ From a live database (--from, or a BIRD folder's .sqlite), the table
 concepts also list the values of text columns: all of them for a column of
 at most 64, else the 5 most frequent, read through the SQL guard with
 bounded queries. Columns okf.yaml's guard denies for that database (the
-entry of the same DSN, or of the same name) are never read; --skip-values
-leaves more out, --no-values reads none.
+entry of the same DSN, or of the same name) are never read, nor are columns
+marked as personal data; --skip-values leaves more out, --no-values reads
+none.
+
+A column is personal data where the sources say so (a dbt column's meta
+pii, contains_pii, sensitive or personal_data, or such a tag), or where a
+person wrote personal_data: [column, ...] in its table concept. okf never
+writes okf.yaml: after the bundles, stderr names the marked columns okf.yaml
+neither masks nor denies, with the guard.masked_columns lines to add.
 
 Each bundle goes to <bundles>/<db>, replacing the previous one only once
 every bundle of the run is complete. Into a bundle it compiled before (the
@@ -138,6 +145,13 @@ under --strict or drift under --check, 2 bad usage.`,
 					dbs = append(dbs, found...)
 				}
 			}
+			for _, db := range dbs {
+				// Columns people marked as personal data in the bundle are
+				// marked before any value is read.
+				if err := compile.KeepPersonalData(db, filepath.Join(out, db.Name)); err != nil {
+					return err
+				}
+			}
 			if !noValues {
 				if err := readValues(ctx, e, configPath, skipValues, dbs); err != nil {
 					return err
@@ -164,6 +178,10 @@ under --strict or drift under --check, 2 bad usage.`,
 			if check {
 				return checkDrift(e, out, bundles, asJSON)
 			}
+			note, err := personalDataNote(configPath, dbs)
+			if err != nil {
+				return err
+			}
 			sources := slices.Clone(args)
 			if d, err := dsn.Parse(from); err == nil && (d.Engine == dsn.SQLite || d.Engine == dsn.DuckDB) {
 				sources = append(sources, d.Path)
@@ -186,6 +204,7 @@ under --strict or drift under --check, 2 bad usage.`,
 				noun = "bundle"
 			}
 			fmt.Fprintf(e.stderr, "wrote %d %s to %s\n", len(bundles), noun, out)
+			fmt.Fprint(e.stderr, note)
 			gaps := 0
 			for _, b := range bundles {
 				gaps += b.Gaps.Count()
@@ -249,6 +268,42 @@ func readValues(ctx context.Context, e *env, configPath string, skip []string, d
 		}
 	}
 	return nil
+}
+
+// personalDataNote says, per database, which columns the sources or the
+// bundle mark as personal data that okf.yaml (its entries of the same name
+// or DSN) neither masks nor denies, and the lines that would mask them:
+// okf never writes okf.yaml itself.
+func personalDataNote(configPath string, dbs []*compile.Database) (string, error) {
+	var cfg *config.Config
+	var b strings.Builder
+	for _, db := range dbs {
+		uncovered := db.PersonalData()
+		if len(uncovered) == 0 {
+			continue
+		}
+		if cfg == nil {
+			var err error
+			if cfg, err = config.LoadOptional(configPath); err != nil {
+				return "", &exitError{code: exitUsage, err: err}
+			}
+		}
+		for _, d := range cfg.Databases {
+			if d.Name == db.Name || db.Live != nil && sameDatabase(d.DSN, db.Live.DSN) {
+				uncovered = d.Guard.Uncovered(uncovered)
+			}
+		}
+		switch len(uncovered) {
+		case 0:
+			continue
+		case 1:
+			fmt.Fprintf(&b, "%s: 1 column marked as personal data is neither masked nor denied in %s", db.Name, configPath)
+		default:
+			fmt.Fprintf(&b, "%s: %d columns marked as personal data are neither masked nor denied in %s", db.Name, len(uncovered), configPath)
+		}
+		fmt.Fprintf(&b, "; add to the entry of %s:\n  guard:\n    masked_columns: [%s]\n", db.Name, strings.Join(uncovered, ", "))
+	}
+	return b.String(), nil
 }
 
 // valueGuard returns the guard options okf.yaml gives a database: those of

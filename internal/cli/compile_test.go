@@ -401,9 +401,11 @@ func TestCompileCheckFindsDrift(t *testing.T) {
 }
 
 // TestRecompileKeepsPeoplesWork: compile, add a hand-written rule and edit
-// a generated concept, change the sources (add a column, drop one),
-// compile again: the rule and the edit survive, the rule is linked and
-// indexed, the new column is there, and the dropped one is reported.
+// a generated concept (a note, and a column marked as personal data),
+// change the sources (add a column, drop one), compile again: the rule and
+// the edit survive, the rule is linked and indexed, the new column is
+// there, the dropped one is reported, and the marked column is named with
+// the okf.yaml lines that would mask it.
 func TestRecompileKeepsPeoplesWork(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "shop")
 	if err := os.CopyFS(src, os.DirFS(shopDocs)); err != nil {
@@ -420,7 +422,7 @@ func TestRecompileKeepsPeoplesWork(t *testing.T) {
 	}
 	customers := filepath.Join(bundle, "tables", "customers.md")
 	data, _ := os.ReadFile(customers)
-	edited := string(data) + "\nAsk the sales team before contacting a Gold customer.\n"
+	edited := "---\npersonal_data: [custname]\n" + strings.TrimPrefix(string(data), "---\n") + "\nAsk the sales team before contacting a Gold customer.\n"
 	if err := os.WriteFile(customers, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +439,8 @@ func TestRecompileKeepsPeoplesWork(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("recompile: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"shop: keeping 1 concepts people wrote", "shop: columns added: orders.giftnote", "shop: columns removed: orders.paidflag", "names orders.paidflag, no longer in the database"} {
+	for _, want := range []string{"shop: keeping 1 concepts people wrote", "shop: columns added: orders.giftnote", "shop: columns removed: orders.paidflag", "names orders.paidflag, no longer in the database",
+		"shop: 1 column marked as personal data is neither masked nor denied in okf.yaml; add to the entry of shop:\n  guard:\n    masked_columns: [customers.custname]\n"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
@@ -675,5 +678,53 @@ func TestRecompileAfterValuesChanged(t *testing.T) {
 	}
 	if log := files["log.md"]; !strings.HasPrefix(log, "# Update Log\n\n## 1970-01-01\n\n* **Update**: ") || !strings.Contains(log, "; the values of 7 columns read from the database.\n\n* **Creation**") {
 		t.Errorf("log.md:\n%s", log)
+	}
+}
+
+// A column a person marks as personal data in a bundle compiled from a
+// live database is never read again, though okf.yaml does not mask it:
+// the recompile reads one column fewer, keeps the person's concept and
+// says which okf.yaml lines would mask it; once okf.yaml masks it, the
+// note is gone.
+func TestCompileReadsNoValuesOfPersonalData(t *testing.T) {
+	dir := shareddata.Dir(t, "bird", "superhero")
+	out := t.TempDir()
+	if code, _, stderr := runOKF(t, "compile", dir, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	gender := filepath.Join(out, "superhero", "tables", "gender.md")
+	data, err := os.ReadFile(gender)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, ok := strings.Cut(string(data), "# Values\n")
+	if !ok {
+		t.Fatalf("no values listed:\n%s", data)
+	}
+	edited := strings.Replace(before, "\ntitle: gender\n", "\ntitle: gender\npersonal_data: [gender]\n", 1)
+	if err := os.WriteFile(gender, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runOKF(t, "compile", dir, "--out", out)
+	if code != 0 {
+		t.Fatalf("recompile: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "superhero: the values of 6 columns read from the database") ||
+		!strings.HasSuffix(stderr, "superhero: 1 column marked as personal data is neither masked nor denied in okf.yaml; add to the entry of superhero:\n  guard:\n    masked_columns: [gender.gender]\n") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if strings.Contains(stdout, "personal data") {
+		t.Errorf("the note is on stdout:\n%s", stdout)
+	}
+	if got, _ := os.ReadFile(gender); string(got) != edited {
+		t.Errorf("the person's concept changed:\n%s", got)
+	}
+	config := filepath.Join(t.TempDir(), "okf.yaml")
+	yaml := "databases:\n  - name: superhero\n    dsn: sqlite:elsewhere.sqlite\n    guard:\n      masked_columns: [gender.gender]\n"
+	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runOKF(t, "compile", dir, "--out", out, "--config", config); code != 0 || strings.Contains(stderr, "personal data") {
+		t.Errorf("masked in okf.yaml: exit %d, stderr:\n%s", code, stderr)
 	}
 }

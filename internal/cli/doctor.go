@@ -38,7 +38,9 @@ func newDoctorCmd(e *env) *cobra.Command {
             probed (read, write, DDL, temporary table, server file) inside
             transactions that are rolled back (on the first of guard.tables,
             else the first table of the bundle)
-  bundle    each database's bundle folder loads and validates (OKF v0.2)
+  bundle    each database's bundle folder loads and validates (OKF v0.2);
+            okf.yaml masks or denies every column it marks as personal data
+            (warn when not)
 
 Exit status: 0 every check passed, 1 a check failed, 2 bad configuration.`,
 		Example: `  okf doctor
@@ -226,10 +228,31 @@ func (d *doctor) bundle(cfg *config.Config, db config.Database) string {
 	detail := fmt.Sprintf("%d documents, %d errors, %d warnings", len(b.Docs), rep.Count(okf.Error), rep.Count(okf.Warning))
 	if rep.Count(okf.Error) > 0 {
 		d.line("FAIL", what, detail+" (okf validate "+db.Bundle+")")
-		return table
+	} else {
+		d.line("ok", what, detail)
 	}
-	d.line("ok", what, detail)
+	d.personalData(db, b)
 	return table
+}
+
+// personalData checks that okf.yaml masks or denies every column the
+// bundle marks as personal data; a bundle that marks none says nothing.
+func (d *doctor) personalData(db config.Database, b *okf.Bundle) {
+	marked := b.PersonalData()
+	if len(marked) == 0 {
+		return
+	}
+	what := "personal data of " + db.Name
+	if uncovered := db.Guard.Uncovered(marked); len(uncovered) > 0 {
+		d.line("warn", what, fmt.Sprintf("%s: marked as personal data in the bundle, neither masked nor denied: add them to guard.masked_columns of %s in okf.yaml",
+			strings.Join(uncovered, ", "), db.Name))
+		return
+	}
+	columns := fmt.Sprintf("%d columns", len(marked))
+	if len(marked) == 1 {
+		columns = "1 column"
+	}
+	d.line("ok", what, columns+" marked as personal data in the bundle, each masked or denied")
 }
 
 func firstLine(s string) string {
