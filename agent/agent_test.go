@@ -19,8 +19,8 @@ import (
 	"github.com/okf-tools/okf/compile"
 	"github.com/okf-tools/okf/compile/livesqlbench"
 	"github.com/okf-tools/okf/compile/load"
-	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/engine"
+	"github.com/okf-tools/okf/internal/config"
 	_ "github.com/okf-tools/okf/internal/golden" // -update, which go test ./... -update passes to every package
 	"github.com/okf-tools/okf/llm"
 	"github.com/okf-tools/okf/llm/llmtest"

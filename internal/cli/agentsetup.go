@@ -16,8 +16,8 @@ import (
 
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/agent"
-	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/engine"
+	"github.com/okf-tools/okf/internal/config"
 	"github.com/okf-tools/okf/internal/dsn"
 	"github.com/okf-tools/okf/llm"
 	"github.com/okf-tools/okf/sqlguard"

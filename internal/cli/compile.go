@@ -18,7 +18,7 @@ import (
 	"github.com/okf-tools/okf/compile/catalog"
 	"github.com/okf-tools/okf/compile/drift"
 	"github.com/okf-tools/okf/compile/source"
-	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/internal/config"
 	"github.com/okf-tools/okf/internal/dsn"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/store"

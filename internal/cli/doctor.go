@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf"
-	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/internal/config"
 	"github.com/okf-tools/okf/internal/dsn"
 	"github.com/okf-tools/okf/llm"
 	"github.com/okf-tools/okf/sqlguard"

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/embed"
 	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/eval"
+	"github.com/okf-tools/okf/internal/config"
 	"github.com/okf-tools/okf/readmodel"
 	"github.com/okf-tools/okf/store"
 )

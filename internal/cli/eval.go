@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/eval"
+	"github.com/okf-tools/okf/internal/config"
 	"github.com/okf-tools/okf/internal/tokens"
 	"github.com/okf-tools/okf/search"
 )

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf"
-	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/engine"
+	"github.com/okf-tools/okf/internal/config"
 	"github.com/okf-tools/okf/store"
 )
 

@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/okf-tools/okf/config"
 	"github.com/okf-tools/okf/engine"
+	"github.com/okf-tools/okf/internal/config"
 	"github.com/okf-tools/okf/internal/gcdelay"
 	"github.com/okf-tools/okf/serve"
 	"github.com/okf-tools/okf/serve/oauth"

@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/internal/config"
 	"github.com/okf-tools/okf/internal/sqlshapes"
 	"github.com/okf-tools/okf/sqlguard"
 )

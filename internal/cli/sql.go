@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/okf-tools/okf/config"
+	"github.com/okf-tools/okf/internal/config"
 	"github.com/okf-tools/okf/sqlguard"
 )
 
