@@ -70,7 +70,7 @@ func (d *Databases) Visible(ctx context.Context, tenant string) []Database {
 	p := callerFrom(ctx).Policy
 	var out []Database
 	for _, db := range d.For(tenant) {
-		if p.allows(db.Name) {
+		if p.Allows(db.Name) {
 			out = append(out, db)
 		}
 	}
@@ -123,7 +123,7 @@ func (d *Databases) handle(ctx context.Context, target Database, p *Policy) (*sq
 	if db := d.open[key]; db != nil {
 		return db, nil
 	}
-	db, err := sqlguard.Open(ctx, target.Name, target.DSN, p.options(target.Guard), d.audit)
+	db, err := sqlguard.Open(ctx, target.Name, target.DSN, p.Options(target.Guard), d.audit)
 	if err != nil {
 		fmt.Fprintf(d.log, "okf: %v\n", err)
 		return nil, fmt.Errorf("database %s is unavailable (the log says why)", target.Name)

@@ -43,16 +43,19 @@ func callerFrom(ctx context.Context) Caller {
 	return c
 }
 
-// allows reports whether the policy lets its callers use a database.
-func (p *Policy) allows(database string) bool {
+// Allows reports whether the policy lets its callers use a database.
+func (p *Policy) Allows(database string) bool {
 	return p == nil || p.Databases == nil || slices.Contains(p.Databases, database)
 }
 
-// options are a database's guard options with the policy's added.
-func (p *Policy) options(o sqlguard.Options) sqlguard.Options {
+// Options are a database's guard options with the policy's added, and
+// the policy named in them (okf prepare installs its row filters by that
+// name, and the guard signs it into each transaction).
+func (p *Policy) Options(o sqlguard.Options) sqlguard.Options {
 	if p == nil {
 		return o
 	}
+	o.Policy = p.Name
 	o.DeniedColumns = append(slices.Clone(o.DeniedColumns), p.DeniedColumns...)
 	o.MaskedColumns = append(slices.Clone(o.MaskedColumns), p.MaskedColumns...)
 	if len(p.RowFilters) > 0 {

@@ -153,7 +153,12 @@ type Options struct {
 	// RowFilters are, by table, the condition each row a query reads
 	// must meet, with the caller's values (WithCaller) as :caller.NAME
 	// (rowfilter.go).
-	RowFilters     map[string]string
+	RowFilters map[string]string
+	// Policy names the okf.yaml policy these options hold callers to, ""
+	// for the database's own guard. On PostgreSQL the guard signs it into
+	// each transaction, and the row-level security okf prepare installs
+	// applies that policy's filters (rowsecurity.go).
+	Policy         string
 	AllowFunctions []string      // functions beyond the built-in allowlist ("f" or "schema.f")
 	Schemas        []string      // schemas the query may name; default public (PostgreSQL) or main (SQLite, DuckDB)
 	Timeout        time.Duration // default 10s

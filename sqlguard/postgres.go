@@ -26,6 +26,9 @@ type Postgres struct {
 	pool       *pgxpool.Pool
 	catalog    *Catalog
 	searchPath string // SET LOCAL search_path to the readable schemas, as the validator resolves names
+	// signer signs each transaction's caller document where okf prepare
+	// installed row-level security for the role; nil elsewhere.
+	signer *callerSigner
 }
 
 // freshConnKey marks, in a connection's custom data, a database with
@@ -87,6 +90,16 @@ func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Postgres, err
 	if p.catalog, err = loadPostgresCatalog(ctx, pool, schemas); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	var secured bool
+	var role string
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_policy p WHERE obj_description(p.oid, 'pg_policy') = $1 || session_user), session_user`,
+		roleMark).Scan(&secured, &role); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("looking for okf's row-level security: %w", err)
+	}
+	if secured {
+		p.signer = &callerSigner{key: rowSecurityKey(role, cfg.ConnConfig.Password), policy: opts.Policy}
 	}
 	return p, nil
 }
@@ -174,7 +187,11 @@ func (p *Postgres) Run(ctx context.Context, sql string, args []any, lim Limits) 
 	}()
 	setup := fmt.Sprintf("BEGIN READ ONLY; SET LOCAL statement_timeout = %d; SET LOCAL idle_in_transaction_session_timeout = %d; SET LOCAL search_path = %s",
 		lim.Timeout.Milliseconds(), (lim.Timeout + rollbackTimeout).Milliseconds(), p.searchPath)
-	if _, err := conn.Exec(ctx, setup); err != nil {
+	if p.signer != nil {
+		setup += "; SELECT " + txBinding
+	}
+	started, err := conn.Conn().PgConn().Exec(ctx, setup).ReadAll()
+	if err != nil {
 		discard = true
 		return nil, contextError(ctx, lim.Timeout, fmt.Errorf("starting a read-only transaction: %w", err))
 	}
@@ -200,6 +217,12 @@ func (p *Postgres) Run(ctx context.Context, sql string, args []any, lim Limits) 
 			discard = true
 		}
 	}()
+	if p.signer != nil {
+		if err := p.signCaller(ctx, conn.Conn(), started); err != nil {
+			discard = true
+			return nil, contextError(ctx, lim.Timeout, err)
+		}
+	}
 	res, truncated, err := p.fetch(ctx, conn.Conn(), sql, args, lim)
 	var pe *pgconn.PgError
 	if truncated || ctx.Err() != nil || err != nil && !errors.As(err, &pe) {
@@ -210,6 +233,21 @@ func (p *Postgres) Run(ctx context.Context, sql string, args []any, lim Limits) 
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// signCaller gives the transaction the caller's document, signed for it:
+// started are the results of its setup, the last of which is the binding.
+// Both values go in as parameters.
+func (p *Postgres) signCaller(ctx context.Context, conn *pgx.Conn, started []*pgconn.Result) error {
+	last := started[len(started)-1]
+	if len(last.Rows) != 1 || len(last.Rows[0]) != 1 {
+		return errors.New("reading the transaction's binding: no value")
+	}
+	doc, mac := p.signer.sign(string(last.Rows[0][0]), callerValues(ctx))
+	if _, err := conn.Exec(ctx, "SELECT set_config('"+callerSetting+"', $1, true), set_config('"+callerMACSetting+"', $2, true)", doc, mac); err != nil {
+		return fmt.Errorf("setting the caller: %w", err)
+	}
+	return nil
 }
 
 // fetch reads the rows, keeping lim.MaxRows and counting up to

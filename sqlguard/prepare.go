@@ -17,6 +17,8 @@ type Setup struct {
 	Steps    []string // one line per change, in order
 	Tables   []string // tables the role may read, "schema.table"
 	Hidden   []string // columns withheld by column-level grants, "schema.table.column"
+	Filtered []string // tables whose row filters PostgreSQL's row-level security enforces too, "schema.table"
+	Withheld []string // views over filtered tables the role may not read, "schema.view"
 	Reach    Reach    // what the role can still do that okf cannot take away
 }
 
@@ -29,7 +31,13 @@ const DefaultConnectionLimit = 20
 // and SELECT on the allowed tables only (column by column where opts
 // hides columns); CREATE on public and TEMPORARY are revoked from PUBLIC.
 // Running it again brings the grants in line with opts.
-func PreparePostgres(ctx context.Context, adminDSN, agentDSN string, opts Options) (*Setup, error) {
+//
+// The row filters of opts, and of policies (the options of each okf.yaml
+// policy that uses the database, with Options.Policy naming it), become
+// row-level security policies for the role (rowsecurity.go); views that
+// read a filtered table where row-level security cannot follow are not
+// granted.
+func PreparePostgres(ctx context.Context, adminDSN, agentDSN string, opts Options, policies ...Options) (*Setup, error) {
 	agentCfg, err := pgconn.ParseConfig(agentDSN)
 	if err != nil {
 		return nil, fmt.Errorf("parsing the agent DSN: %w", redactDSN(err, agentDSN))
@@ -56,6 +64,17 @@ func PreparePostgres(ctx context.Context, adminDSN, agentDSN string, opts Option
 	v, err := NewValidator(DialectPostgres, opts, nil)
 	if err != nil {
 		return nil, err
+	}
+	kinds := []rowFilterKind{{filters: v.filterConditions()}}
+	for _, p := range policies {
+		if p.Policy == "" {
+			return nil, errors.New("a policy's options name no policy")
+		}
+		pv, err := NewValidator(DialectPostgres, p, nil)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", p.Policy, err)
+		}
+		kinds = append(kinds, rowFilterKind{name: p.Policy, filters: pv.filterConditions()})
 	}
 	tx, err := conn.Begin(ctx)
 	if err != nil {
@@ -97,6 +116,10 @@ func PreparePostgres(ctx context.Context, adminDSN, agentDSN string, opts Option
 			return nil, err
 		}
 	}
+	withheld, err := s.installRowSecurity(ctx, tx, exec, s.Role, agentCfg.Password, schemas, kinds)
+	if err != nil {
+		return nil, err
+	}
 	db := pgx.Identifier{s.Database}.Sanitize()
 	for _, st := range []struct{ step, sql string }{
 		{"revoke CREATE on schema public from PUBLIC", "REVOKE CREATE ON SCHEMA public FROM PUBLIC"},
@@ -118,7 +141,7 @@ func PreparePostgres(ctx context.Context, adminDSN, agentDSN string, opts Option
 		if err := exec("revoke earlier table grants in "+schema, "REVOKE ALL ON ALL TABLES IN SCHEMA "+sch+" FROM "+role); err != nil {
 			return nil, err
 		}
-		if err := s.grantTables(ctx, tx, v, schema, role, exec); err != nil {
+		if err := s.grantTables(ctx, tx, v, schema, role, withheld, exec); err != nil {
 			return nil, err
 		}
 	}
@@ -229,7 +252,7 @@ func queryStrings(ctx context.Context, q querier, sql string, args ...any) ([]st
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-func (s *Setup) grantTables(ctx context.Context, tx pgx.Tx, v *Validator, schema, role string, exec func(string, string, ...any) error) error {
+func (s *Setup) grantTables(ctx context.Context, tx pgx.Tx, v *Validator, schema, role string, withheld map[string]string, exec func(string, string, ...any) error) error {
 	rows, err := tx.Query(ctx, `SELECT c.relname, a.attname FROM pg_class c
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -256,6 +279,11 @@ func (s *Setup) grantTables(ctx context.Context, tx pgx.Tx, v *Validator, schema
 	for _, table := range tables {
 		lower := strings.ToLower(table)
 		if len(v.tables) > 0 && !v.tables[lower] && !v.tables[strings.ToLower(schema)+"."+lower] {
+			continue
+		}
+		if why, ok := withheld[schema+"."+table]; ok {
+			s.Withheld = append(s.Withheld, schema+"."+table)
+			s.Steps = append(s.Steps, "withhold "+schema+"."+table+": "+why)
 			continue
 		}
 		var shown []string

@@ -15,7 +15,8 @@ import (
 // FROM of the query (subqueries, CTEs and joins included), is rewritten on
 // the validated tree into a subquery of the table's readable columns with
 // the filter as its WHERE, the caller's values bound as parameters. The
-// rewrite works on every engine; a query it cannot cover is refused.
+// rewrite works on every engine; a query it cannot cover is refused. On
+// PostgreSQL, row-level security is a second layer (rowsecurity.go).
 
 // callerKey is the context key of the caller's values.
 type callerKey struct{}
@@ -180,6 +181,15 @@ func (v *Validator) readable(table string) string {
 }
 
 func quoteName(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// filterConditions are the row filters by table, lower case.
+func (v *Validator) filterConditions() map[string]string {
+	out := make(map[string]string, len(v.rowFilters))
+	for t, f := range v.rowFilters {
+		out[t] = f.cond
+	}
+	return out
+}
 
 // newRowFilters checks the options' row filters: each one condition on its
 // table that the validator accepts, with any caller values.

@@ -29,6 +29,11 @@ limit (guard.connection_limit, default 20). It revokes CREATE on schema
 public and TEMPORARY on the database from PUBLIC, and the role's own grants
 on other databases. Running it again brings the grants in line with okf.yaml.
 
+The row filters of every policy in okf.yaml that uses the database become
+row-level security policies for the role, which read the caller's values
+the guard signs into each transaction; views over filtered tables that
+row-level security cannot reach through are not granted.
+
 It then lists what no grant can take away from the role (connecting to
 other databases through PUBLIC, signalling its own sessions, functions
 PUBLIC may execute) and how an operator could close each.
@@ -61,7 +66,7 @@ do more than read, 2 bad usage or configuration.`,
 			if admin == "" {
 				return usageError("no admin DSN: pass --admin-dsn, set guard.admin_dsn in %s, or set %s", configPath, envAdminDSN)
 			}
-			setup, err := sqlguard.PreparePostgres(ctx, admin, d.DSN, d.Guard.Options())
+			setup, err := sqlguard.PreparePostgres(ctx, admin, d.DSN, d.Guard.Options(), policyOptions(cfg, d)...)
 			if err != nil {
 				return fmt.Errorf("preparing %s: %w", d.Name, err)
 			}
@@ -107,6 +112,19 @@ do more than read, 2 bad usage or configuration.`,
 	c.Flags().StringVar(&configPath, "config", config.DefaultFile, "configuration file naming the databases")
 	c.Flags().StringVar(&adminDSN, "admin-dsn", "", "DSN of a role allowed to create roles and grant privileges")
 	return c
+}
+
+// policyOptions are the guard options of d under each policy of cfg that
+// may use it, in okf.yaml's order.
+func policyOptions(cfg *config.Config, d config.Database) []sqlguard.Options {
+	var out []sqlguard.Options
+	byName := policies(cfg)
+	for _, p := range cfg.Policies {
+		if ep := byName[p.Name]; ep.Allows(d.Name) {
+			out = append(out, ep.Options(d.Guard.Options()))
+		}
+	}
+	return out
 }
 
 func firstNonEmpty(s ...string) string {
