@@ -45,19 +45,23 @@ func (s *Severity) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Rule describes one check of Validate. Codes are stable: tools and
-// configuration may rely on them.
-type Rule struct {
+// Check describes one check okf validate makes. Codes are stable: tools
+// and configuration may rely on them.
+type Check struct {
 	Code     string
 	Severity Severity
-	// Section is the OKF v0.2 section the rule comes from, e.g. "§11.1".
+	// Section is the OKF v0.2 section the check comes from, e.g. "§11.1",
+	// or "okf" for one of okf's own.
 	Section string
-	// Summary says in a few words what the rule finds.
+	// Summary says in a few words what the check finds.
 	Summary string
 }
 
-// Rules lists every check Validate makes, errors first.
-var Rules = []Rule{
+// Checks lists every check okf validate makes, errors first: Validate's
+// own, and the "okf" ones of the checks okf validate adds through
+// Options.Checks (query concepts' SQL, rules' columns), which Validate
+// alone does not run.
+var Checks = []Check{
 	{"file-unreadable", Error, "§4", "the file cannot be read"},
 	{"utf8-invalid", Error, "§4", "the file is not valid UTF-8"},
 	{"frontmatter-missing", Error, "§11.1", "a concept has no frontmatter block"},
@@ -119,17 +123,17 @@ var Rules = []Rule{
 	{"link-deprecated", Info, "§5.4", "a concept links to a deprecated concept"},
 }
 
-var rulesByCode = lazy.Value[map[string]Rule]{New: func() map[string]Rule {
-	m := make(map[string]Rule, len(Rules))
-	for _, r := range Rules {
+var checksByCode = lazy.Value[map[string]Check]{New: func() map[string]Check {
+	m := make(map[string]Check, len(Checks))
+	for _, r := range Checks {
 		m[r.Code] = r
 	}
 	return m
 }}
 
-// RuleFor returns the rule of a code.
-func RuleFor(code string) (Rule, bool) {
-	r, ok := rulesByCode.Get()[code]
+// CheckFor returns the check of a code.
+func CheckFor(code string) (Check, bool) {
+	r, ok := checksByCode.Get()[code]
 	return r, ok
 }
 
@@ -166,7 +170,7 @@ func NewFinding(code, p string, line int, format string, args ...any) Finding {
 }
 
 func newFinding(code, p string, line int, format string, args ...any) Finding {
-	r, ok := rulesByCode.Get()[code]
+	r, ok := checksByCode.Get()[code]
 	if !ok {
 		panic("okf: unknown rule code " + code)
 	}

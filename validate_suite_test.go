@@ -247,7 +247,7 @@ func TestSuiteCoversEveryRule(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range Rules {
+	for _, r := range Checks {
 		// Some of okf's own conventions are checked beside Validate,
 		// through Options.Checks, and tested where the check lives.
 		if len(seen[r.Code]) == 0 && r.Section != "okf" {

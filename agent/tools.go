@@ -156,7 +156,7 @@ func (t *toolset) submit(ctx context.Context, args json.RawMessage) (outcome, er
 	}
 	if strings.TrimSpace(a.SQL) != "" {
 		t.sqlAttempts++
-		res, _, err := t.box.Query(ctx, "agent", t.cfg.Database, a.SQL)
+		res, _, err := t.box.RunSQL(ctx, "agent", t.cfg.Database, a.SQL)
 		if err != nil {
 			t.sqlErrors++
 			msg := err.Error()

@@ -260,7 +260,7 @@ func (t *Toolbox) call(ctx context.Context, caller, name string, args json.RawMe
 		if err != nil {
 			return Result{}, err
 		}
-		res, shown, err := t.Query(ctx, caller, in.Database, in.SQL)
+		res, shown, err := t.RunSQL(ctx, caller, in.Database, in.SQL)
 		if ge, ok := sqlguard.AsError(err); ok {
 			return Result{Text: ge.Text(in.SQL), IsError: true}, nil
 		}
@@ -333,9 +333,10 @@ func read[T any](ctx context.Context, t *Toolbox, name string, args json.RawMess
 // ToolNames are the tools every toolbox has, in the order Tools lists them.
 var ToolNames = []string{ToolManifest, ToolSearch, ToolGet, ToolContext, ToolListDatabases, ToolRunSQL, ToolValues}
 
-// Query runs one statement of the tenant's through the guard and returns
-// the result with the number of rows to show a model.
-func (t *Toolbox) Query(ctx context.Context, caller, database, sql string) (*sqlguard.Result, int, error) {
+// RunSQL runs one statement of the tenant's through the guard, as the
+// run_sql tool does, and returns the result with the number of rows to
+// show a model.
+func (t *Toolbox) RunSQL(ctx context.Context, caller, database, sql string) (*sqlguard.Result, int, error) {
 	if strings.TrimSpace(sql) == "" {
 		return nil, 0, BadRequest("sql is empty")
 	}

@@ -205,7 +205,7 @@ func validateDir(dir string, opt okf.Options) (*okf.Report, error) {
 }
 
 func printRules(e *env) error {
-	for _, r := range okf.Rules {
+	for _, r := range okf.Checks {
 		if _, err := fmt.Fprintf(e.stdout, "%-31s %-8s %-6s %s\n", r.Code, r.Severity, r.Section, r.Summary); err != nil {
 			return err
 		}

@@ -181,10 +181,10 @@ func TestValidateRulesListsEveryCode(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != len(okf.Rules) {
-		t.Fatalf("%d lines for %d rules", len(lines), len(okf.Rules))
+	if len(lines) != len(okf.Checks) {
+		t.Fatalf("%d lines for %d rules", len(lines), len(okf.Checks))
 	}
-	for i, r := range okf.Rules {
+	for i, r := range okf.Checks {
 		if f := strings.Fields(lines[i]); f[0] != r.Code || f[1] != r.Severity.String() || f[2] != r.Section {
 			t.Errorf("line %d = %q, want %s %s %s", i, lines[i], r.Code, r.Severity, r.Section)
 		}
@@ -211,7 +211,7 @@ func TestValidateDocsListEveryRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range okf.Rules {
+	for _, r := range okf.Checks {
 		row := "| `" + r.Code + "` | " + r.Severity.String() + " | " + r.Section + " | "
 		if !strings.Contains(string(page), row) {
 			t.Errorf("docs/validate.md has no row starting %q", row)
