@@ -63,10 +63,10 @@ func newView(tenant string, snap *readmodel.Snapshot, commit int64, diags []read
 // servedView is a view a library serves: its concepts have their vectors
 // when the library has embeddings (from cache), and its index is built
 // before the first request, which would otherwise wait for it.
-func (l *Library) servedView(ctx context.Context, tenant string, snap *readmodel.Snapshot, commit int64, diags []readmodel.Diagnostic, cache embed.Cache) *View {
+func servedView(ctx context.Context, emb *Embeddings, tenant string, snap *readmodel.Snapshot, commit int64, diags []readmodel.Diagnostic, cache embed.Cache) *View {
 	v := newView(tenant, snap, commit, diags)
-	if l.emb != nil {
-		v.emb, v.vectors = l.emb, l.emb.fill(ctx, tenant, snap, cache)
+	if emb != nil {
+		v.emb, v.vectors = emb, emb.fill(ctx, tenant, snap, cache)
 	}
 	v.Index()
 	return v
@@ -98,19 +98,35 @@ var ErrReadOnly = errors.New("this knowledge is read from a folder, not the stor
 // ErrNoTenant is returned for a tenant a folder library does not serve.
 var ErrNoTenant = errors.New("no such tenant here")
 
-// Library finds each tenant's current view: in the store, compiling the
-// head commit when it has no stored snapshot yet, or in a folder that is
-// compiled on start and again whenever Reload is called. It is safe for
+// Library is the knowledge a server serves, tenant by tenant: a store's
+// (StoreLibrary) or a folder's (FolderLibrary). Both are safe for
 // concurrent use.
-type Library struct {
-	st     store.Store // nil for a folder
-	folder string      // the one tenant of a folder library
-	emb    *Embeddings // nil ranks by BM25 alone
-
-	mu      sync.Mutex
-	tenants map[string]*tenantState
+type Library interface {
+	// View returns a tenant's current view.
+	View(ctx context.Context, tenant string) (*View, error)
+	// Writable reports whether the library takes writes and lists its
+	// documents; a folder's does not (its files are edited instead), and
+	// its Write, Delete, Documents and Document return ErrReadOnly.
+	Writable() bool
+	// Write creates or replaces one document when its current hash is
+	// ifMatch ("" for a document that must not exist yet), then compiles
+	// the tenant's new view, which it returns.
+	Write(ctx context.Context, tenant, bundle, path string, content []byte, ifMatch string) (store.Commit, *View, error)
+	// Delete removes one document whose current hash is ifMatch, then
+	// compiles the tenant's new view.
+	Delete(ctx context.Context, tenant, bundle, path, ifMatch string) (store.Commit, *View, error)
+	// Documents lists a tenant's current documents with the head commit.
+	Documents(ctx context.Context, tenant string) (int64, []store.Document, error)
+	// Document returns one current document.
+	Document(ctx context.Context, tenant, bundle, path string) (store.Document, error)
 }
 
+// CurrentOf is a tenant's current view in l, as a toolbox reads it.
+func CurrentOf(l Library, tenant string) Current {
+	return func(ctx context.Context) (*View, error) { return l.View(ctx, tenant) }
+}
+
+// tenantState is what a library keeps of one tenant.
 type tenantState struct {
 	compile sync.Mutex // one compile at a time; guards builder and good
 	builder *readmodel.Builder
@@ -123,63 +139,148 @@ type tenantState struct {
 	vectors *embed.Memory
 }
 
+func newTenantState() *tenantState { return &tenantState{builder: readmodel.NewBuilder()} }
+
 type docKey struct{ bundle, path string }
 
 // LibraryOption sets up a library.
-type LibraryOption func(*Library)
+type LibraryOption func(*libraryOptions)
+
+type libraryOptions struct {
+	emb *Embeddings // nil ranks by BM25 alone
+}
 
 // WithEmbeddings ranks a library's searches by meaning too (dense.go).
-func WithEmbeddings(e *Embeddings) LibraryOption { return func(l *Library) { l.emb = e } }
+func WithEmbeddings(e *Embeddings) LibraryOption { return func(o *libraryOptions) { o.emb = e } }
+
+func options(opts []LibraryOption) libraryOptions {
+	var o libraryOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// StoreLibrary serves every tenant of a store: each view is the tenant's
+// head commit, its stored snapshot, or the documents compiled (and the
+// snapshot stored) when the store has none yet.
+type StoreLibrary struct {
+	st  store.Store
+	emb *Embeddings
+
+	mu      sync.Mutex
+	tenants map[string]*tenantState
+}
 
 // NewStoreLibrary serves every tenant of a store.
-func NewStoreLibrary(st store.Store, opts ...LibraryOption) *Library {
-	l := &Library{st: st, tenants: map[string]*tenantState{}}
-	for _, o := range opts {
-		o(l)
-	}
-	return l
+func NewStoreLibrary(st store.Store, opts ...LibraryOption) *StoreLibrary {
+	return &StoreLibrary{st: st, emb: options(opts).emb, tenants: map[string]*tenantState{}}
 }
 
-// NewFolderLibrary serves documents read from a folder as one tenant;
-// Reload replaces them.
-func NewFolderLibrary(tenant string, docs []readmodel.Doc, opts ...LibraryOption) (*Library, readmodel.Stats) {
-	l := &Library{folder: tenant, tenants: map[string]*tenantState{}}
-	for _, o := range opts {
-		o(l)
-	}
-	st := l.Reload(docs)
-	return l, st
-}
-
-// Current is the current view of one tenant, as a toolbox reads it.
-func (l *Library) Current(tenant string) Current {
-	return func(ctx context.Context) (*View, error) { return l.View(ctx, tenant) }
-}
-
-// Writable reports whether the library takes writes (it reads a store).
-func (l *Library) Writable() bool { return l.st != nil }
-
-func (l *Library) state(tenant string) *tenantState {
+func (l *StoreLibrary) state(tenant string) *tenantState {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ts := l.tenants[tenant]
 	if ts == nil {
-		ts = &tenantState{builder: readmodel.NewBuilder()}
+		ts = newTenantState()
 		l.tenants[tenant] = ts
 	}
 	return ts
 }
 
-// Reload compiles a folder library's documents anew; the next read sees
-// them. Documents whose bytes did not change are not parsed again. A
-// document that now compiles with a diagnostic (a file caught half
-// written, its frontmatter unclosed) is served as it last compiled
-// without one, if it ever did; its diagnostics are returned, saying so.
-func (l *Library) Reload(docs []readmodel.Doc) readmodel.Stats {
-	ts := l.state(l.folder)
+// View asks for the tenant's head commit on every call, so a commit made
+// by another process is seen by the next read; a tenant without commits
+// reads as empty.
+func (l *StoreLibrary) View(ctx context.Context, tenant string) (*View, error) {
+	if err := store.ValidateTenant(tenant); err != nil {
+		return nil, err
+	}
+	head, err := l.st.Head(ctx, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s: %w", tenant, err)
+	}
+	ts := l.state(tenant)
+	if v := ts.view.Load(); v != nil && v.Commit == head.ID {
+		return v, nil
+	}
+	return l.refresh(ctx, tenant, ts, head.ID)
+}
+
+// refresh builds the view of a tenant's head commit.
+func (l *StoreLibrary) refresh(ctx context.Context, tenant string, ts *tenantState, head int64) (*View, error) {
 	ts.compile.Lock()
 	defer ts.compile.Unlock()
-	snap, st := ts.builder.Build(l.folder, docs)
+	if v := ts.view.Load(); v != nil && v.Commit >= head {
+		return v, nil // built while this call waited
+	}
+	snap, at, diags, err := HeadSnapshot(ctx, l.st, tenant, head, ts.builder)
+	if err != nil {
+		return nil, err
+	}
+	v := servedView(ctx, l.emb, tenant, snap, at, diags, embed.StoreCache(l.st, tenant))
+	ts.view.Store(v)
+	return v, nil
+}
+
+// Writable reports true: a store takes writes.
+func (l *StoreLibrary) Writable() bool { return true }
+
+// Write stores one document, then builds the tenant's new view.
+func (l *StoreLibrary) Write(ctx context.Context, tenant, bundle, path string, content []byte, ifMatch string) (store.Commit, *View, error) {
+	c, err := l.st.Write(ctx, tenant, bundle, path, content, ifMatch)
+	if err != nil {
+		return c, nil, err
+	}
+	v, err := l.View(ctx, tenant)
+	return c, v, err
+}
+
+// Delete removes one document, then builds the tenant's new view.
+func (l *StoreLibrary) Delete(ctx context.Context, tenant, bundle, path, ifMatch string) (store.Commit, *View, error) {
+	c, err := l.st.Delete(ctx, tenant, bundle, path, ifMatch)
+	if err != nil {
+		return c, nil, err
+	}
+	v, err := l.View(ctx, tenant)
+	return c, v, err
+}
+
+// Documents lists a tenant's current documents with the head commit.
+func (l *StoreLibrary) Documents(ctx context.Context, tenant string) (int64, []store.Document, error) {
+	return l.st.Documents(ctx, tenant)
+}
+
+// Document returns one current document.
+func (l *StoreLibrary) Document(ctx context.Context, tenant, bundle, path string) (store.Document, error) {
+	return l.st.Document(ctx, tenant, bundle, path)
+}
+
+// FolderLibrary serves the documents of a folder as one tenant, built on
+// start and again whenever Reload is called (Watch calls it on a change).
+type FolderLibrary struct {
+	tenant string
+	emb    *Embeddings
+	ts     *tenantState
+}
+
+// NewFolderLibrary serves documents read from a folder as one tenant;
+// Reload replaces them.
+func NewFolderLibrary(tenant string, docs []readmodel.Doc, opts ...LibraryOption) (*FolderLibrary, readmodel.Stats) {
+	l := &FolderLibrary{tenant: tenant, emb: options(opts).emb, ts: newTenantState()}
+	st := l.Reload(docs)
+	return l, st
+}
+
+// Reload builds a folder library's documents anew; the next read sees
+// them. Documents whose bytes did not change are not parsed again. A
+// document that now builds with a diagnostic (a file caught half
+// written, its frontmatter unclosed) is served as it last built without
+// one, if it ever did; its diagnostics are returned, saying so.
+func (l *FolderLibrary) Reload(docs []readmodel.Doc) readmodel.Stats {
+	ts := l.ts
+	ts.compile.Lock()
+	defer ts.compile.Unlock()
+	snap, st := ts.builder.Build(l.tenant, docs)
 	flawed := flawedDocs(st)
 	var kept []readmodel.Diagnostic
 	for _, d := range st.Diagnostics {
@@ -197,7 +298,7 @@ func (l *Library) Reload(docs []readmodel.Doc) readmodel.Stats {
 			}
 		}
 		docs = served
-		snap, st = ts.builder.Build(l.folder, docs)
+		snap, st = ts.builder.Build(l.tenant, docs)
 		flawed = flawedDocs(st)
 		st.Diagnostics = append(st.Diagnostics, kept...)
 	}
@@ -211,7 +312,7 @@ func (l *Library) Reload(docs []readmodel.Doc) readmodel.Stats {
 	if ts.vectors == nil {
 		ts.vectors = embed.NewMemory()
 	}
-	ts.view.Store(l.servedView(context.Background(), l.folder, snap, 0, st.Diagnostics, ts.vectors))
+	ts.view.Store(servedView(context.Background(), l.emb, l.tenant, snap, 0, st.Diagnostics, ts.vectors))
 	return st
 }
 
@@ -224,49 +325,43 @@ func flawedDocs(st readmodel.Stats) map[docKey]bool {
 	return flawed
 }
 
-// View returns a tenant's current view. In the store, it asks for the head
-// commit on every call, so a commit made by another process is seen by the
-// next read; a tenant without commits reads as empty.
-func (l *Library) View(ctx context.Context, tenant string) (*View, error) {
+// View returns the folder's view; the folder is its one tenant.
+func (l *FolderLibrary) View(_ context.Context, tenant string) (*View, error) {
 	if err := store.ValidateTenant(tenant); err != nil {
 		return nil, err
 	}
-	if l.st == nil {
-		if tenant != l.folder {
-			return nil, fmt.Errorf("%w: tenant %s (a folder is read as the one tenant %s)", ErrNoTenant, tenant, l.folder)
-		}
-		return l.state(tenant).view.Load(), nil
+	if tenant != l.tenant {
+		return nil, fmt.Errorf("%w: tenant %s (a folder is read as the one tenant %s)", ErrNoTenant, tenant, l.tenant)
 	}
-	head, err := l.st.Head(ctx, tenant)
-	if err != nil {
-		return nil, fmt.Errorf("tenant %s: %w", tenant, err)
-	}
-	ts := l.state(tenant)
-	if v := ts.view.Load(); v != nil && v.Commit == head.ID {
-		return v, nil
-	}
-	return l.refresh(ctx, tenant, ts, head.ID)
+	return l.ts.view.Load(), nil
 }
 
-// refresh compiles the view of a tenant's head commit.
-func (l *Library) refresh(ctx context.Context, tenant string, ts *tenantState, head int64) (*View, error) {
-	ts.compile.Lock()
-	defer ts.compile.Unlock()
-	if v := ts.view.Load(); v != nil && v.Commit >= head {
-		return v, nil // compiled while this call waited
-	}
-	snap, at, diags, err := HeadSnapshot(ctx, l.st, tenant, head, ts.builder)
-	if err != nil {
-		return nil, err
-	}
-	v := l.servedView(ctx, tenant, snap, at, diags, embed.StoreCache(l.st, tenant))
-	ts.view.Store(v)
-	return v, nil
+// Writable reports false: a folder's files are edited, not written here.
+func (l *FolderLibrary) Writable() bool { return false }
+
+// Write returns ErrReadOnly.
+func (l *FolderLibrary) Write(context.Context, string, string, string, []byte, string) (store.Commit, *View, error) {
+	return store.Commit{}, nil, ErrReadOnly
 }
 
-// Compile builds the read model of documents with b and encodes it, as an
+// Delete returns ErrReadOnly.
+func (l *FolderLibrary) Delete(context.Context, string, string, string, string) (store.Commit, *View, error) {
+	return store.Commit{}, nil, ErrReadOnly
+}
+
+// Documents returns ErrReadOnly.
+func (l *FolderLibrary) Documents(context.Context, string) (int64, []store.Document, error) {
+	return 0, nil, ErrReadOnly
+}
+
+// Document returns ErrReadOnly.
+func (l *FolderLibrary) Document(context.Context, string, string, string) (store.Document, error) {
+	return store.Document{}, ErrReadOnly
+}
+
+// Build builds the read model of documents with b and encodes it, as an
 // import does before it stores the snapshot.
-func Compile(b *readmodel.Builder, tenant string, docs []readmodel.Doc) (*readmodel.Snapshot, []byte, readmodel.Stats) {
+func Build(b *readmodel.Builder, tenant string, docs []readmodel.Doc) (*readmodel.Snapshot, []byte, readmodel.Stats) {
 	snap, stats := b.Build(tenant, docs)
 	// The encoding is as large as the snapshot: collect the build's garbage
 	// first, so that the collector's next goal is not the build's peak plus
@@ -277,9 +372,9 @@ func Compile(b *readmodel.Builder, tenant string, docs []readmodel.Doc) (*readmo
 
 // HeadSnapshot returns the read model of a tenant's head commit (head; 0
 // for a tenant without commits, which reads as empty) and the commit it
-// compiles: the stored snapshot when it is current, else the documents
-// compiled with b and stored, so that the next reader, in this process or
-// another, does not compile again. Diagnostics come only from a compile.
+// builds: the stored snapshot when it is current, else the documents
+// built with b and stored, so that the next reader, in this process or
+// another, does not build again. Diagnostics come only from a build.
 func HeadSnapshot(ctx context.Context, st store.Store, tenant string, head int64, b *readmodel.Builder) (*readmodel.Snapshot, int64, []readmodel.Diagnostic, error) {
 	if head == 0 {
 		snap, _ := readmodel.Build(tenant, nil)
@@ -298,54 +393,9 @@ func HeadSnapshot(ctx context.Context, st store.Store, tenant string, head int64
 	for i, d := range docs {
 		in[i] = readmodel.Doc{Bundle: d.Bundle, Path: d.Path, Content: d.Content}
 	}
-	snap, enc, stats := Compile(b, tenant, in)
+	snap, enc, stats := Build(b, tenant, in)
 	if err := st.PutSnapshot(ctx, tenant, at, snap.Digest, enc); err != nil {
 		return nil, 0, nil, fmt.Errorf("storing the snapshot of tenant %s: %w", tenant, err)
 	}
 	return snap, at, stats.Diagnostics, nil
-}
-
-// Write creates or replaces one document when its current hash is ifMatch
-// ("" for a document that must not exist yet), then compiles the tenant's
-// new view, which it returns.
-func (l *Library) Write(ctx context.Context, tenant, bundle, path string, content []byte, ifMatch string) (store.Commit, *View, error) {
-	if l.st == nil {
-		return store.Commit{}, nil, ErrReadOnly
-	}
-	c, err := l.st.Write(ctx, tenant, bundle, path, content, ifMatch)
-	if err != nil {
-		return c, nil, err
-	}
-	v, err := l.View(ctx, tenant)
-	return c, v, err
-}
-
-// Delete removes one document whose current hash is ifMatch, then compiles
-// the tenant's new view.
-func (l *Library) Delete(ctx context.Context, tenant, bundle, path, ifMatch string) (store.Commit, *View, error) {
-	if l.st == nil {
-		return store.Commit{}, nil, ErrReadOnly
-	}
-	c, err := l.st.Delete(ctx, tenant, bundle, path, ifMatch)
-	if err != nil {
-		return c, nil, err
-	}
-	v, err := l.View(ctx, tenant)
-	return c, v, err
-}
-
-// Documents lists a tenant's current documents with the head commit.
-func (l *Library) Documents(ctx context.Context, tenant string) (int64, []store.Document, error) {
-	if l.st == nil {
-		return 0, nil, ErrReadOnly
-	}
-	return l.st.Documents(ctx, tenant)
-}
-
-// Document returns one current document.
-func (l *Library) Document(ctx context.Context, tenant, bundle, path string) (store.Document, error) {
-	if l.st == nil {
-		return store.Document{}, ErrReadOnly
-	}
-	return l.st.Document(ctx, tenant, bundle, path)
 }

@@ -41,7 +41,7 @@ WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 100) IN
 		t.Fatal(err)
 	}
 	c.Close()
-	snap, _, _ := Compile(readmodel.NewBuilder(), "acme", docs)
+	snap, _, _ := Build(readmodel.NewBuilder(), "acme", docs)
 	dbs := NewDatabases([]Database{{Name: "shop", Tenant: "acme", DSN: "sqlite:" + path, Bundle: "shop"}}, nil, io.Discard)
 	t.Cleanup(func() { dbs.Close() })
 	return &Toolbox{Current: Fixed(NewView("acme", snap)), Databases: dbs, Tenant: "acme", Uses: &Uses{}}

@@ -35,7 +35,7 @@ INSERT INTO "odd.table" VALUES ('Hello');`); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
-	snap, _, _ := Compile(readmodel.NewBuilder(), "acme", nil)
+	snap, _, _ := Build(readmodel.NewBuilder(), "acme", nil)
 	dbs := NewDatabases([]Database{{Name: "heroes", Tenant: "acme", DSN: "sqlite:" + path, Guard: sqlguard.Options{DeniedColumns: []string{"hero.secret"}}}}, nil, io.Discard)
 	t.Cleanup(func() { dbs.Close() })
 	return &Toolbox{Current: Fixed(NewView("acme", snap)), Databases: dbs, Tenant: "acme"}

@@ -36,10 +36,7 @@ const DefaultDebounce = 300 * time.Millisecond
 // documents and reloads the folder library, so the next read sees them. A
 // failed load is reported and the previous view kept; a document caught
 // half written keeps its last good version (see Reload).
-func (l *Library) Watch(ctx context.Context, dir string, o WatchOptions) error {
-	if l.st != nil {
-		return fmt.Errorf("watch %s: the library reads the store, not a folder", dir)
-	}
+func (l *FolderLibrary) Watch(ctx context.Context, dir string, o WatchOptions) error {
 	if o.Debounce <= 0 {
 		o.Debounce = DefaultDebounce
 	}
@@ -88,7 +85,7 @@ func (l *Library) Watch(ctx context.Context, dir string, o WatchOptions) error {
 				continue
 			}
 			st := l.Reload(docs)
-			v := l.state(l.folder).view.Load()
+			v := l.ts.view.Load()
 			o.Report(fmt.Sprintf("watch: snapshot %s, %d bundles, %d concepts (%d parses reused)",
 				v.Snap.Digest[:12], st.Bundles, st.Concepts, st.Reused))
 			for _, d := range st.Diagnostics {

@@ -25,7 +25,7 @@ import (
 
 // Options configure a Server.
 type Options struct {
-	Library   *engine.Library
+	Library   engine.Library
 	Databases *engine.Databases // nil: no databases
 	// Grants are the bearer tokens the HTTP handler accepts; stdio needs
 	// none.
@@ -95,7 +95,7 @@ const (
 // HTTP API. It is safe for concurrent use.
 type Server struct {
 	opts Options
-	lib  *engine.Library
+	lib  engine.Library
 	dbs  *engine.Databases
 
 	byHash   map[[sha256.Size]byte]*grantState

@@ -95,7 +95,7 @@ func (s *Server) syncQueryTools(ctx context.Context, tenant string, t *tenantMCP
 
 // toolbox is the engine's tools of one tenant.
 func (s *Server) toolbox(tenant string) *engine.Toolbox {
-	tb := &engine.Toolbox{Current: s.lib.Current(tenant), Databases: s.dbs, Tenant: tenant, Now: s.now, Uses: s.uses(tenant)}
+	tb := &engine.Toolbox{Current: engine.CurrentOf(s.lib, tenant), Databases: s.dbs, Tenant: tenant, Now: s.now, Uses: s.uses(tenant)}
 	if s.opts.ListedQueries != nil {
 		tb.ListedQueries = s.opts.ListedQueries(tenant)
 	}

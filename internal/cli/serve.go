@@ -47,7 +47,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 // running is a server ready to serve, with what must be closed after.
 type running struct {
 	srv   *serve.Server
-	lib   *engine.Library
+	lib   engine.Library
 	dbs   *engine.Databases
 	cfg   *config.Config
 	watch func(context.Context) error // nil unless --watch

@@ -131,7 +131,7 @@ func RunWith(n, rounds int, o Options) (Result, error) {
 	// The import side: compile the documents and encode the snapshot the
 	// store keeps.
 	start := time.Now()
-	_, enc, _ := engine.Compile(new(readmodel.Builder), "bench", in)
+	_, enc, _ := engine.Build(new(readmodel.Builder), "bench", in)
 	r.CompileMS = ms(time.Since(start))
 	r.SnapshotBytes = len(enc)
 	r.ImportPeakRSSMB = peakRSSMB()
