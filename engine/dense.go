@@ -10,6 +10,7 @@ import (
 
 	"github.com/okf-tools/okf/embed"
 	"github.com/okf-tools/okf/readmodel"
+	"github.com/okf-tools/okf/store"
 )
 
 // QuestionTimeout bounds the one call that embeds a question: a search
@@ -115,4 +116,14 @@ func (v *View) queryVector(ctx context.Context, text string) []float32 {
 		return nil
 	}
 	return v.emb.question(ctx, text)
+}
+
+// EmbedSnapshot gives the concepts of a tenant's snapshot their vectors in
+// the tenant's cache in st, embedding those it lacks (okf import does, so
+// that a server never waits for them). have is how many of total then have
+// vectors, also when embedding failed part way.
+func EmbedSnapshot(ctx context.Context, st store.Store, tenant string, snap *readmodel.Snapshot, c *embed.Client) (u embed.Usage, have, total int, err error) {
+	v := embed.NewVectors(c.Name(), snap)
+	u, err = v.Fill(ctx, c, snap, embed.StoreCache(st, tenant))
+	return u, v.Count(), len(snap.Concepts), err
 }

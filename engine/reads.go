@@ -204,6 +204,15 @@ func GetText(g GetResult) string {
 	return b.String()
 }
 
+// The tools' defaults: search's depth and a context pack's budget.
+const (
+	DefaultK      = search.DefaultK
+	DefaultBudget = search.DefaultBudget
+)
+
+// Pack is what the context tool answers: the pack's text and what it holds.
+type Pack = search.Pack
+
 // ContextRequest asks for a context pack.
 type ContextRequest struct {
 	Question string

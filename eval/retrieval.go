@@ -225,6 +225,8 @@ func shown(key, text string, count func(string) int) item {
 type Options struct {
 	K      int // search depth; 0 means search.DefaultK
 	Budget int // context pack budget; 0 means search.DefaultBudget
+	// Weights rank search hits (LoadCorpus indexes with them).
+	Weights search.Weights
 	Count  func(string) int
 	Now    time.Time
 	// Pack tunes context packs (Budget and Count are filled in).
@@ -237,6 +239,18 @@ type Options struct {
 	// QueryVector embeds a question for dense similarity, when the
 	// corpus has vectors (Corpus.Embed); nil ranks by BM25 alone.
 	QueryVector func(text string) []float32
+}
+
+// DefaultOptions are what okf eval retrieval starts from: the search's
+// and the context packs' defaults spelled out, so that a sweep varies
+// each from where okf serves it.
+func DefaultOptions() Options {
+	return Options{K: search.DefaultK, Budget: search.DefaultBudget, Weights: search.DefaultWeights, Pack: search.PackOptions{
+		Rules: search.DefaultPackRules, MinRelevance: search.DefaultMinRelevance,
+		Columns: search.DefaultPackColumns, ColumnRelevance: search.DefaultColumnRelevance,
+		HedgeRules: search.DefaultHedgeRules, HedgeRelevance: search.DefaultHedgeRelevance, HedgeFirst: search.DefaultHedgeFirst,
+		NewTableRelevance: search.DefaultNewTableRelevance,
+	}}
 }
 
 // vector is a question's embedding, nil without an embedder.

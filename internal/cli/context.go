@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf/engine"
-	"github.com/okf-tools/okf/search"
 )
 
 func newContextCmd(e *env) *cobra.Command {
@@ -53,7 +52,7 @@ what the context tool answers; read more with okf get.`,
 	}
 	src.register(c.Flags())
 	f := c.Flags()
-	f.IntVar(&req.Budget, "budget", search.DefaultBudget, "the most tokens the pack may cost")
+	f.IntVar(&req.Budget, "budget", engine.DefaultBudget, "the most tokens the pack may cost")
 	f.StringVar(&req.Bundle, "bundle", "", "use only this bundle")
 	f.BoolVar(&asJSON, "json", false, "print the pack as JSON: digest, text, tokens, rules, tables, candidates")
 	return c

@@ -23,7 +23,6 @@ import (
 	"github.com/okf-tools/okf/internal/config"
 	"github.com/okf-tools/okf/internal/tokens"
 	"github.com/okf-tools/okf/llm"
-	"github.com/okf-tools/okf/search"
 	"github.com/okf-tools/okf/sqlguard"
 	"github.com/okf-tools/okf/store"
 	"github.com/okf-tools/okf/trace"
@@ -92,7 +91,7 @@ the same every time except for the timings.`,
 	f.StringVar(&configPath, "config", config.DefaultFile, "configuration file whose agent section names the model")
 	f.StringVar(&model, "model", "", "the model to ask: a name from okf.yaml, or provider/model (default: okf.yaml's agent.model)")
 	f.StringVar(&question, "question", demoAsked, "the example question to ask the model: an instance_id, or any question of your own")
-	f.IntVar(&budget, "budget", search.DefaultBudget, "the token budget of each context pack")
+	f.IntVar(&budget, "budget", engine.DefaultBudget, "the token budget of each context pack")
 	return c
 }
 
@@ -317,20 +316,22 @@ func (d *demo) knowledge(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	corpus, err := eval.LoadCorpus(d.out, d.dir, search.DefaultWeights)
+	corpus, err := eval.LoadCorpus(d.out, d.dir, eval.DefaultOptions().Weights)
 	if err != nil {
 		return fmt.Errorf("reading the questions' gold rules: %w", err)
 	}
 	raw := tokens.Count(corpus.Raw[shop.Name])
-	ix := v.Index()
 	d.say("Pasting the raw documentation into a prompt costs %d tokens (o200k) for every question.\n", raw)
 	d.say("A context pack holds the rules a question needs, the columns they use and the joins, under %d tokens:\n\n", d.budget)
 	tw := newTable(d.e.stdout, "question", "pack tokens", "of raw", "gold rules held")
 	var packTokens, gold, held int
-	var first search.Pack
+	var first engine.Pack
 	var misses []string
 	for i, q := range d.questions {
-		pack := ix.Context(q.Text, search.PackOptions{Budget: d.budget, Bundle: shop.Name, Count: tokens.Count})
+		pack, err := engine.Context(ctx, v, engine.ContextRequest{Question: q.Text, Budget: d.budget, Bundle: shop.Name})
+		if err != nil {
+			return err
+		}
 		if i == 0 {
 			first = pack
 		}
@@ -352,7 +353,7 @@ func (d *demo) knowledge(ctx context.Context) error {
 	d.say("\n%d questions: a pack costs %.0f tokens on average, %.0f%% of the raw documentation, and holds %d of the %d rules the gold SQL needs.\n",
 		len(d.questions), avg, 100*avg/float64(raw), held, gold)
 	for _, m := range misses {
-		d.say("%s: a pack keeps only rules that score at least %.0f%% of its best match; an agent reads the rest with okf search and okf get.\n", m, 100*search.DefaultMinRelevance)
+		d.say("%s: a pack keeps only rules that score at least %.0f%% of its best match; an agent reads the rest with okf search and okf get.\n", m, 100*eval.DefaultOptions().Pack.MinRelevance)
 	}
 	d.say("Measure it on any question set with: okf eval retrieval --questions %s --bundles %s --raw %s\n",
 		filepath.Join(d.docs, shop.QuestionsFile), d.out, d.dir)

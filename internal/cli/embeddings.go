@@ -9,8 +9,6 @@ import (
 	"github.com/okf-tools/okf/engine"
 	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/internal/config"
-	"github.com/okf-tools/okf/readmodel"
-	"github.com/okf-tools/okf/store"
 )
 
 // configEmbeddings reads the embeddings section of the configuration an
@@ -31,18 +29,6 @@ func configEmbeddings(e *env, path string, explicit bool, doing string) (*embed.
 		return nil, nil
 	}
 	return cfg.Embeddings.Client(0, 0)
-}
-
-// embedTenant gives the concepts of a tenant's snapshot their vectors in
-// the tenant's cache, embedding those it lacks, and prints the cost.
-func embedTenant(ctx context.Context, e *env, st store.Store, tenant string, snap *readmodel.Snapshot, c *embed.Client) error {
-	v := embed.NewVectors(c.Name(), snap)
-	u, err := v.Fill(ctx, c, snap, embed.StoreCache(st, tenant))
-	fmt.Fprintf(e.stderr, "embeddings: %d calls, %d tokens, %d reused\n", u.Calls, u.Tokens, u.Reused)
-	if err != nil {
-		return fmt.Errorf("embedding the concepts of tenant %s (%d of %d have vectors; importing again embeds the rest): %w", tenant, v.Count(), len(snap.Concepts), err)
-	}
-	return nil
 }
 
 // libraryEmbeddings is the library option of the configuration's

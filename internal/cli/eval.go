@@ -9,7 +9,6 @@ import (
 	"github.com/okf-tools/okf/eval"
 	"github.com/okf-tools/okf/internal/config"
 	"github.com/okf-tools/okf/internal/tokens"
-	"github.com/okf-tools/okf/search"
 )
 
 func newEvalCmd(e *env) *cobra.Command {
@@ -36,9 +35,8 @@ func newEvalRetrievalCmd(e *env) *cobra.Command {
 		questions  []string
 		bundles    string
 		raw        string
-		opt        eval.Options
+		opt        = eval.DefaultOptions()
 		asJSON     bool
-		weights    = search.DefaultWeights
 		configPath string
 	)
 	c := &cobra.Command{
@@ -89,7 +87,7 @@ standard error.`,
 			if err != nil {
 				return err
 			}
-			corpus, err := eval.LoadCorpus(bundles, raw, weights)
+			corpus, err := eval.LoadCorpus(bundles, raw, opt.Weights)
 			if err != nil {
 				return err
 			}
@@ -126,24 +124,24 @@ standard error.`,
 	f.StringArrayVar(&questions, "questions", nil, "a question set (JSON lines); repeat to combine sets")
 	f.StringVar(&bundles, "bundles", "", "a folder of bundles, one subfolder a database")
 	f.StringVar(&raw, "raw", "", "a folder of raw LiveSQLBench documents (<db>/<db>_schema.txt, ...), for the raw strategy")
-	f.IntVarP(&opt.K, "k", "k", search.DefaultK, "search depth")
-	f.IntVar(&opt.Budget, "budget", search.DefaultBudget, "context pack budget in tokens")
+	f.IntVarP(&opt.K, "k", "k", opt.K, "search depth")
+	f.IntVar(&opt.Budget, "budget", opt.Budget, "context pack budget in tokens")
 	f.BoolVar(&opt.Evidence, "evidence", false, "append each question's evidence (BIRD's hint) to its text")
 	f.BoolVar(&opt.Mixed, "mixed", false, "ask every question of all the bundles at once, without naming its database")
 	f.BoolVar(&asJSON, "json", false, "print summaries and per-question outcomes as JSON")
 	f.StringVar(&configPath, "config", config.DefaultFile, "configuration file whose embeddings section, if any, adds dense similarity as okf serve does")
 	// Tuning knobs, for the sweeps behind the defaults.
-	f.Float32Var(&weights.Name, "name-weight", weights.Name, "search weight of a concept's id and title (for sweeps)")
-	f.Float32Var(&weights.Cell, "cell-weight", weights.Cell, "search weight of a concept's other manifest cells (for sweeps)")
-	f.Float32Var(&weights.Cover, "cover-boost", weights.Cover, "share of the best search score a rule gains when the question holds every word of its title (for sweeps)")
-	f.Float32Var(&weights.Uses, "uses-weight", weights.Uses, "search weight of the meanings of the columns a rule uses (for sweeps)")
-	f.IntVar(&opt.Pack.Rules, "pack-rules", search.DefaultPackRules, "rule hits a context pack takes (for sweeps)")
-	f.Float64Var(&opt.Pack.MinRelevance, "min-relevance", search.DefaultMinRelevance, "share of the best rule score a pack's rules need (for sweeps)")
-	f.IntVar(&opt.Pack.Columns, "pack-columns", search.DefaultPackColumns, "question columns a context pack takes (for sweeps)")
-	f.Float64Var(&opt.Pack.ColumnRelevance, "column-relevance", search.DefaultColumnRelevance, "share of the best column score a pack's question columns need (for sweeps)")
-	f.IntVar(&opt.Pack.HedgeRules, "hedge-rules", search.DefaultHedgeRules, "rule hits a context pack takes for a question that names no rule (for sweeps)")
-	f.Float64Var(&opt.Pack.HedgeRelevance, "hedge-relevance", search.DefaultHedgeRelevance, "share of the best rule score those rules need (for sweeps)")
-	f.IntVar(&opt.Pack.HedgeFirst, "hedge-first", search.DefaultHedgeFirst, "how many of those come before the question's columns (for sweeps)")
-	f.Float64Var(&opt.Pack.NewTableRelevance, "new-table-relevance", search.DefaultNewTableRelevance, "share of the best column score a column needs to bring its own table into a pack with rules (for sweeps)")
+	f.Float32Var(&opt.Weights.Name, "name-weight", opt.Weights.Name, "search weight of a concept's id and title (for sweeps)")
+	f.Float32Var(&opt.Weights.Cell, "cell-weight", opt.Weights.Cell, "search weight of a concept's other manifest cells (for sweeps)")
+	f.Float32Var(&opt.Weights.Cover, "cover-boost", opt.Weights.Cover, "share of the best search score a rule gains when the question holds every word of its title (for sweeps)")
+	f.Float32Var(&opt.Weights.Uses, "uses-weight", opt.Weights.Uses, "search weight of the meanings of the columns a rule uses (for sweeps)")
+	f.IntVar(&opt.Pack.Rules, "pack-rules", opt.Pack.Rules, "rule hits a context pack takes (for sweeps)")
+	f.Float64Var(&opt.Pack.MinRelevance, "min-relevance", opt.Pack.MinRelevance, "share of the best rule score a pack's rules need (for sweeps)")
+	f.IntVar(&opt.Pack.Columns, "pack-columns", opt.Pack.Columns, "question columns a context pack takes (for sweeps)")
+	f.Float64Var(&opt.Pack.ColumnRelevance, "column-relevance", opt.Pack.ColumnRelevance, "share of the best column score a pack's question columns need (for sweeps)")
+	f.IntVar(&opt.Pack.HedgeRules, "hedge-rules", opt.Pack.HedgeRules, "rule hits a context pack takes for a question that names no rule (for sweeps)")
+	f.Float64Var(&opt.Pack.HedgeRelevance, "hedge-relevance", opt.Pack.HedgeRelevance, "share of the best rule score those rules need (for sweeps)")
+	f.IntVar(&opt.Pack.HedgeFirst, "hedge-first", opt.Pack.HedgeFirst, "how many of those come before the question's columns (for sweeps)")
+	f.Float64Var(&opt.Pack.NewTableRelevance, "new-table-relevance", opt.Pack.NewTableRelevance, "share of the best column score a column needs to bring its own table into a pack with rules (for sweeps)")
 	return c
 }

@@ -99,7 +99,11 @@ are embedded, and the cost is printed (calls, tokens, vectors reused).`,
 				// what an import without embeddings, or one that failed,
 				// left out.
 				if embedder != nil {
-					return embedTenant(ctx, e, st, sf.tenant, snap, embedder)
+					u, have, total, err := engine.EmbedSnapshot(ctx, st, sf.tenant, snap, embedder)
+					fmt.Fprintf(e.stderr, "embeddings: %d calls, %d tokens, %d reused\n", u.Calls, u.Tokens, u.Reused)
+					if err != nil {
+						return fmt.Errorf("embedding the concepts of tenant %s (%d of %d have vectors; importing again embeds the rest): %w", sf.tenant, have, total, err)
+					}
 				}
 			}
 			return nil

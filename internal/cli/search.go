@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/okf-tools/okf/engine"
-	"github.com/okf-tools/okf/search"
 )
 
 func newSearchCmd(e *env) *cobra.Command {
@@ -49,7 +48,7 @@ exactly what the search tool answers an agent.`,
 	}
 	src.register(c.Flags())
 	f := c.Flags()
-	f.IntVarP(&req.K, "k", "k", search.DefaultK, "direct hits to return, and the cap on rows added by link expansion")
+	f.IntVarP(&req.K, "k", "k", engine.DefaultK, "direct hits to return, and the cap on rows added by link expansion")
 	f.StringVar(&req.Bundle, "bundle", "", "search only this bundle")
 	f.BoolVar(&req.NoExpand, "no-expand", false, "do not add the concepts the hits link to")
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
