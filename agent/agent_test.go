@@ -172,12 +172,12 @@ func TestContextRunRepairsSQL(t *testing.T) {
 		t.Fatalf("%d requests", len(reqs))
 	}
 	// The stable parts come first and never change within a run.
-	first, last := reqs[0]["messages"].([]any), reqs[4]["messages"].([]any)
-	sys := first[0].(map[string]any)["content"].(string)
-	if !strings.HasPrefix(sys, "You answer questions about the data in the shop database (SQLite)") || last[0].(map[string]any)["content"] != sys {
+	first, last := llmtest.At[[]any](t, reqs[0], "messages"), llmtest.At[[]any](t, reqs[4], "messages")
+	sys := llmtest.At[string](t, first, 0, "content")
+	if !strings.HasPrefix(sys, "You answer questions about the data in the shop database (SQLite)") || llmtest.At[map[string]any](t, last, 0)["content"] != sys {
 		t.Errorf("system prompt changed or misplaced: %.80q", sys)
 	}
-	if first[1].(map[string]any)["content"] != question {
+	if llmtest.At[map[string]any](t, first, 1)["content"] != question {
 		t.Errorf("first user message = %v", first[1])
 	}
 	if tools, _ := json.Marshal(reqs[0]["tools"]); string(tools) != mustJSON(reqs[4]["tools"]) {
@@ -210,7 +210,7 @@ func TestDeclinesOutOfScope(t *testing.T) {
 		t.Errorf("cost = %v, want %v", r.Cost, want)
 	}
 	// The engine strategy puts the manifest in the prompt, after the instructions.
-	sys := srv.Requests()[0]["system"].([]any)[0].(map[string]any)["text"].(string)
+	sys := llmtest.At[string](t, srv.Requests()[0], "system", 0, "text")
 	if i, j := strings.Index(sys, "Only questions about this database"), strings.Index(sys, "knowledge/net-order-value"); i < 0 || j < i {
 		t.Errorf("system prompt lacks instructions before the manifest")
 	}
@@ -234,8 +234,8 @@ func TestStepLimitAndNudges(t *testing.T) {
 	if r.Cost != nil {
 		t.Errorf("cost = %v for an unpriced model, want unknown", *r.Cost)
 	}
-	msgs := srv.Requests()[1]["messages"].([]any)
-	if nudge := msgs[len(msgs)-1].(map[string]any); nudge["role"] != "user" || !strings.Contains(nudge["content"].(string), "submit_answer") {
+	msgs := llmtest.At[[]any](t, srv.Requests()[1], "messages")
+	if nudge := llmtest.At[map[string]any](t, msgs, len(msgs)-1); nudge["role"] != "user" || !strings.Contains(llmtest.At[string](t, nudge, "content"), "submit_answer") {
 		t.Errorf("no nudge after a text answer: %v", nudge)
 	}
 }
@@ -336,17 +336,19 @@ func TestBrowseStore(t *testing.T) {
 }
 
 // toolNames are the tools a request offered the model, sorted.
-func toolNames(req map[string]any) []string {
+func toolNames(t *testing.T, req map[string]any) []string {
+	t.Helper()
 	var names []string
-	for _, tool := range req["tools"].([]any) {
-		names = append(names, tool.(map[string]any)["function"].(map[string]any)["name"].(string))
+	for _, tool := range llmtest.At[[]any](t, req, "tools") {
+		names = append(names, llmtest.At[string](t, tool, "function", "name"))
 	}
 	slices.Sort(names)
 	return names
 }
 
-func systemText(req map[string]any) string {
-	return req["messages"].([]any)[0].(map[string]any)["content"].(string)
+func systemText(t *testing.T, req map[string]any) string {
+	t.Helper()
+	return llmtest.At[string](t, req, "messages", 0, "content")
 }
 
 // TestSchemaStrategy: the baseline pastes every table's schema and no
@@ -364,10 +366,10 @@ func TestSchemaStrategy(t *testing.T) {
 	}
 	agent.Run(context.Background(), s.config(t, openAI(t, srv, "m"), agent.Raw), "How many orders?", "")
 	schema, raw := srv.Requests()[0], srv.Requests()[1]
-	if got, want := toolNames(schema), toolNames(raw); !slices.Equal(got, want) || !slices.Equal(got, []string{"run_sql", "submit_answer", "values"}) {
+	if got, want := toolNames(t, schema), toolNames(t, raw); !slices.Equal(got, want) || !slices.Equal(got, []string{"run_sql", "submit_answer", "values"}) {
 		t.Errorf("schema tools %v, raw tools %v", got, want)
 	}
-	sys := systemText(schema)
+	sys := systemText(t, schema)
 	text, tables := engine.SchemaText(s.view.Snap, "shop")
 	if !strings.HasSuffix(sys, strings.TrimSpace(text)) || !strings.Contains(sys, "| `grossamt` | numeric, not null |") || !strings.Contains(sys, "no business rules are written down") {
 		t.Errorf("schema prompt:\n%s", sys)
@@ -388,7 +390,7 @@ func TestSchemaStrategy(t *testing.T) {
 // otherwise; the record names the choice.
 func TestAutoStrategy(t *testing.T) {
 	s := newShop(t)
-	rawText := systemText(func() map[string]any {
+	rawText := systemText(t, func() map[string]any {
 		srv := llmtest.New(t, llmtest.Turn{Calls: []llmtest.Call{{Name: "submit_answer", Arguments: `{"sql": "", "answer": "no"}`}}})
 		agent.Run(context.Background(), s.config(t, openAI(t, srv, "m"), agent.Raw), "Hello?", "")
 		return srv.Requests()[0]
@@ -405,8 +407,8 @@ func TestAutoStrategy(t *testing.T) {
 		if r.Strategy != "auto" || r.AutoStrategy != string(c.want) {
 			t.Errorf("%d questions, budget %d: strategy %s chose %q, want %s", c.questions, c.budget, r.Strategy, r.AutoStrategy, c.want)
 		}
-		if pasted := systemText(req) == rawText; pasted != (c.want == agent.Raw) || slices.Contains(toolNames(req), "context") == (c.want == agent.Raw) {
-			t.Errorf("%d questions: pasted %v, tools %v; want %s", c.questions, pasted, toolNames(req), c.want)
+		if pasted := systemText(t, req) == rawText; pasted != (c.want == agent.Raw) || slices.Contains(toolNames(t, req), "context") == (c.want == agent.Raw) {
+			t.Errorf("%d questions: pasted %v, tools %v; want %s", c.questions, pasted, toolNames(t, req), c.want)
 		}
 	}
 }

@@ -72,27 +72,27 @@ func TestOpenAIWire(t *testing.T) {
 	if got := srv.Headers()[0].Get("Authorization"); got != "Bearer sk-test" {
 		t.Errorf("Authorization = %q", got)
 	}
-	msgs := req["messages"].([]any)
+	msgs := llmtest.At[[]any](t, req, "messages")
 	roles := []string{}
 	for _, m := range msgs {
-		roles = append(roles, m.(map[string]any)["role"].(string))
+		roles = append(roles, llmtest.At[string](t, m, "role"))
 	}
 	if strings.Join(roles, ",") != "system,user,assistant,tool,user" {
 		t.Errorf("roles = %v", roles)
 	}
-	asst := msgs[2].(map[string]any)
+	asst := llmtest.At[map[string]any](t, msgs, 2)
 	if asst["content"] != nil {
 		t.Errorf("assistant content = %v, want null beside tool calls", asst["content"])
 	}
-	fn := asst["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)
+	fn := llmtest.At[map[string]any](t, asst, "tool_calls", 0, "function")
 	if fn["name"] != "run_sql" || fn["arguments"] != `{"sql":"SELECT count(*) FROM superhero"}` {
 		t.Errorf("tool call = %v", fn)
 	}
-	if msgs[3].(map[string]any)["tool_call_id"] != "c1" {
+	if llmtest.At[map[string]any](t, msgs, 3)["tool_call_id"] != "c1" {
 		t.Errorf("tool message = %v", msgs[3])
 	}
-	tools := req["tools"].([]any)
-	if tools[0].(map[string]any)["type"] != "function" || tools[0].(map[string]any)["function"].(map[string]any)["name"] != "run_sql" {
+	tools := llmtest.At[[]any](t, req, "tools")
+	if llmtest.At[map[string]any](t, tools, 0)["type"] != "function" || llmtest.At[map[string]any](t, tools, 0, "function")["name"] != "run_sql" {
 		t.Errorf("tools = %v", tools)
 	}
 	if req["model"] != "gpt-4.1-mini" || req["max_tokens"] != float64(4096) {
@@ -127,26 +127,26 @@ func TestAnthropicWire(t *testing.T) {
 		t.Errorf("headers = %v", h)
 	}
 	req := srv.Requests()[0]
-	sys := req["system"].([]any)[0].(map[string]any)
-	if sys["text"] != "You answer questions." || sys["cache_control"].(map[string]any)["type"] != "ephemeral" {
+	sys := llmtest.At[map[string]any](t, req, "system", 0)
+	if sys["text"] != "You answer questions." || llmtest.At[map[string]any](t, sys, "cache_control")["type"] != "ephemeral" {
 		t.Errorf("system = %v", sys)
 	}
-	tools := req["tools"].([]any)
-	if last := tools[len(tools)-1].(map[string]any); last["name"] != "run_sql" || last["cache_control"] == nil || last["input_schema"] == nil {
+	tools := llmtest.At[[]any](t, req, "tools")
+	if last := llmtest.At[map[string]any](t, tools, len(tools)-1); last["name"] != "run_sql" || last["cache_control"] == nil || last["input_schema"] == nil {
 		t.Errorf("tools = %v", tools)
 	}
 	// user, assistant(tool_use), user(tool_result + nudge): turns alternate.
-	msgs := req["messages"].([]any)
+	msgs := llmtest.At[[]any](t, req, "messages")
 	if len(msgs) != 3 {
 		t.Fatalf("messages = %v", msgs)
 	}
-	use := msgs[1].(map[string]any)["content"].([]any)[0].(map[string]any)
-	if use["type"] != "tool_use" || use["id"] != "c1" || use["input"].(map[string]any)["sql"] != "SELECT count(*) FROM superhero" {
+	use := llmtest.At[map[string]any](t, msgs, 1, "content", 0)
+	if use["type"] != "tool_use" || use["id"] != "c1" || llmtest.At[map[string]any](t, use, "input")["sql"] != "SELECT count(*) FROM superhero" {
 		t.Errorf("tool_use = %v", use)
 	}
-	last := msgs[2].(map[string]any)["content"].([]any)
-	if len(last) != 2 || last[0].(map[string]any)["type"] != "tool_result" || last[0].(map[string]any)["tool_use_id"] != "c1" ||
-		last[1].(map[string]any)["text"] != "Keep going." {
+	last := llmtest.At[[]any](t, msgs, 2, "content")
+	if len(last) != 2 || llmtest.At[map[string]any](t, last, 0)["type"] != "tool_result" || llmtest.At[map[string]any](t, last, 0)["tool_use_id"] != "c1" ||
+		llmtest.At[map[string]any](t, last, 1)["text"] != "Keep going." {
 		t.Errorf("last user turn = %v", last)
 	}
 	if req["max_tokens"] != float64(4096) {
@@ -356,11 +356,11 @@ func TestAnthropicSkipsEmptyReplies(t *testing.T) {
 	if _, err := c.Chat(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	msgs := srv.Requests()[0]["messages"].([]any)
+	msgs := llmtest.At[[]any](t, srv.Requests()[0], "messages")
 	roles := []string{}
 	for _, m := range msgs {
-		m := m.(map[string]any)
-		roles = append(roles, m["role"].(string))
+		m := llmtest.At[map[string]any](t, m)
+		roles = append(roles, llmtest.At[string](t, m, "role"))
 		if blocks, ok := m["content"].([]any); !ok || len(blocks) == 0 {
 			t.Errorf("a %s turn without content: %v", m["role"], m)
 		}

@@ -207,14 +207,19 @@ func loadRun(t *testing.T, srv *server, token, tenant string, pick func(*rand.Ra
 		client := &http.Client{Transport: bearer{token, &http.Transport{MaxIdleConnsPerHost: 4}}}
 		return func(tool string, args map[string]any) string {
 			q := url.Values{}
-			switch tool {
-			case "search":
-				q.Set("q", args["query"].(string))
-			case "get":
-				q["id"] = args["ids"].([]string)
-				q.Set("section", args["section"].(string))
-			case "context":
-				q.Set("q", args["question"].(string))
+			for name, v := range args {
+				param := map[string]string{"query": "q", "question": "q", "ids": "id"}[name]
+				if param == "" {
+					param = name
+				}
+				switch v := v.(type) {
+				case string:
+					q.Set(param, v)
+				case []string:
+					q[param] = v
+				default:
+					return fmt.Sprintf("%s: argument %s is %T", tool, name, v)
+				}
 			}
 			resp, err := client.Get("http://" + srv.addr + "/v1/load/" + tool + "?" + q.Encode())
 			if err != nil {

@@ -16,8 +16,25 @@ import (
 	"github.com/okf-tools/okf/trace"
 )
 
+// otlpSpan is the part of an exported span the test reads: the JSON
+// encoding of OTLP, decoded into types so that a missing or retyped field
+// fails a check rather than the test binary.
+type otlpSpan struct {
+	Name, SpanID, ParentSpanID, TraceID string
+	StartTimeUnixNano, EndTimeUnixNano  string
+	Status                              map[string]any
+	Attributes                          []struct {
+		Key   string
+		Value map[string]any
+	}
+}
+
 func TestExportOTLP(t *testing.T) {
-	var got map[string]any
+	var got struct {
+		ResourceSpans []struct {
+			ScopeSpans []struct{ Spans []otlpSpan }
+		}
+	}
 	var header string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/json" {
@@ -41,36 +58,36 @@ func TestExportOTLP(t *testing.T) {
 	if header != "Bearer t" {
 		t.Errorf("header = %q", header)
 	}
-	spans := got["resourceSpans"].([]any)[0].(map[string]any)["scopeSpans"].([]any)[0].(map[string]any)["spans"].([]any)
+	if len(got.ResourceSpans) != 1 || len(got.ResourceSpans[0].ScopeSpans) != 1 {
+		t.Fatalf("export = %+v, want one resource with one scope", got)
+	}
+	spans := got.ResourceSpans[0].ScopeSpans[0].Spans
 	var names []string
 	for _, s := range spans {
-		names = append(names, s.(map[string]any)["name"].(string))
+		names = append(names, s.Name)
 	}
 	if strings.Join(names, "|") != "invoke_agent okf|chat mini|execute_tool run_sql|chat mini|execute_tool submit_answer" {
-		t.Errorf("spans = %v", names)
+		t.Fatalf("spans = %v", names)
 	}
-	root := spans[0].(map[string]any)
-	for _, s := range spans[1:] {
-		sp := s.(map[string]any)
-		if sp["parentSpanId"] != root["spanId"] || sp["traceId"] != root["traceId"] {
-			t.Errorf("span %v is not a child of the run", sp["name"])
+	root := spans[0]
+	for _, sp := range spans[1:] {
+		if sp.ParentSpanID != root.SpanID || sp.TraceID != root.TraceID {
+			t.Errorf("span %v is not a child of the run", sp.Name)
 		}
 	}
-	if failed := spans[2].(map[string]any)["status"].(map[string]any); failed["code"] != float64(2) || failed["message"] != "Error: no column x" {
+	if failed := spans[2].Status; failed["code"] != float64(2) || failed["message"] != "Error: no column x" {
 		t.Errorf("tool error status = %v", failed)
 	}
 	// Spans are laid end to end: step 1 takes its 3s of waiting and 0.9s of model time.
-	chat := spans[1].(map[string]any)
-	if start, end := chat["startTimeUnixNano"].(string), chat["endTimeUnixNano"].(string); start != "1795982400000000000" || end != "1795982403900000000" {
-		t.Errorf("step 1 span %s..%s", start, end)
+	if chat := spans[1]; chat.StartTimeUnixNano != "1795982400000000000" || chat.EndTimeUnixNano != "1795982403900000000" {
+		t.Errorf("step 1 span %s..%s", chat.StartTimeUnixNano, chat.EndTimeUnixNano)
 	}
-	attrs := map[string]any{}
-	for _, a := range root["attributes"].([]any) {
-		m := a.(map[string]any)
-		attrs[m["key"].(string)] = m["value"]
+	attrs := map[string]map[string]any{}
+	for _, a := range root.Attributes {
+		attrs[a.Key] = a.Value
 	}
-	if attrs["gen_ai.operation.name"].(map[string]any)["stringValue"] != "invoke_agent" || attrs["gen_ai.usage.input_tokens"].(map[string]any)["intValue"] != "3000" ||
-		attrs["okf.cost_usd"].(map[string]any)["doubleValue"] != 0.002 {
+	if attrs["gen_ai.operation.name"]["stringValue"] != "invoke_agent" || attrs["gen_ai.usage.input_tokens"]["intValue"] != "3000" ||
+		attrs["okf.cost_usd"]["doubleValue"] != 0.002 {
 		t.Errorf("run attributes = %v", attrs)
 	}
 

@@ -16,89 +16,7 @@ import (
 // properties file describes, and properties of resources that do not
 // exist.
 func TestSourcesConstraintsAndConfigs(t *testing.T) {
-	dir := project(t, map[string]string{
-		"dbt_project.yml": `name: shop
-models:
-  shop:
-    +materialized: view
-    scratch:
-      +enabled: false
-`,
-		"models/orders.sql":           "select 1",
-		"models/order_lines.sql":      "select 1",
-		"models/legacy.sql":           "select 1",
-		"models/untested.sql":         "select 1",
-		"models/helper.sql":           "{{ config(materialized='ephemeral') }}\nselect 1",
-		"models/scratch/try.sql":      "select 1",
-		"models/staging/stg_shop.sql": "{{ config(enabled=False) }} select 1",
-		"models/docs.md":              "{%- docs raw_orders -%}\n  Orders as the shop's database holds them.\n{%- enddocs -%}\n",
-		"models/sources.yml": `version: 2
-sources:
-  - name: raw
-    schema: shop_app
-    description: The shop's application database.
-    tables:
-      - name: orders
-        identifier: tbl_orders
-        description: '{{ doc("shop", "raw_orders") }}'
-        columns:
-          - name: id
-            data_tests: [unique, not_null]
-      - name: customers
-`,
-		"models/schema.yml": `version: 2
-x-keys: &keyed
-  data_tests: [unique, not_null]
-models:
-  - name: orders
-    columns:
-      - name: order_id
-        data_type: bigint
-        constraints:
-          - type: primary_key
-      - name: raw_id
-        data_tests:
-          - name: raw_order_exists
-            test_name: relationships
-            to: source('raw', 'orders')
-            field: id
-      - name: customer_id
-        constraints:
-          - type: foreign_key
-            expression: "shop_app.tbl_customers (id)"
-      - name: channel
-        data_tests:
-          - dbt_utils.accepted_values:
-              values: [web, 1, true]
-          - dbt_expectations.expect_column_to_exist
-  - name: order_lines
-    data_tests:
-      - dbt_utils.unique_combination_of_columns:
-          arguments:
-            combination_of_columns: [order_id, line]
-      - not_null:
-          column_name: order_id
-    constraints:
-      - type: foreign_key
-        columns: [order_id]
-        to: ref('orders')
-        to_columns: [order_id]
-    columns:
-      - name: order_id
-      - name: line
-  - name: legacy
-    config:
-      materialized: ephemeral
-    columns:
-      - name: id
-  - name: keyed
-    columns:
-      - name: id
-        <<: *keyed
-  - name: try
-  - name: helper
-`,
-	})
+	dir := testProject(t, "sources-constraints-configs")
 	db, err := dbt.Read(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -155,77 +73,7 @@ models:
 // SQL cannot state (a Metric() filter, a coarser time grain), metric_time,
 // and a foreign entity that is the only source of a join.
 func TestSemanticLayerShapes(t *testing.T) {
-	dir := project(t, map[string]string{
-		"models/visits.sql":   "select 1",
-		"models/buys.sql":     "select 1",
-		"models/accounts.sql": "select 1",
-		"models/schema.yml": `models:
-  - name: visits
-    columns: [{name: visit_id}, {name: user_id}, {name: visited_at}, {name: seconds}]
-  - name: buys
-    columns: [{name: buy_id}, {name: user_id}, {name: bought_at}, {name: amount}]
-  - name: accounts
-    columns: [{name: user_id}, {name: balance}, {name: day}]
-`,
-		"models/semantic.yml": `semantic_models:
-  - name: visits
-    model: ref('visits')
-    defaults: {agg_time_dimension: visited_at}
-    entities:
-      - {name: visit, type: primary, expr: visit_id}
-      - {name: user, type: foreign, expr: user_id}
-    dimensions:
-      - {name: visited_at, type: time, type_params: {time_granularity: day}}
-    measures:
-      - {name: visit_count, agg: sum, expr: 1}
-      - {name: p90_seconds, agg: percentile, expr: seconds, agg_params: {percentile: 0.9}}
-  - name: buys
-    model: ref('buys')
-    defaults: {agg_time_dimension: bought_at}
-    entities:
-      - {name: buy, type: primary, expr: buy_id}
-      - {name: user, type: foreign, expr: user_id}
-    dimensions:
-      - {name: bought_at, type: time}
-    measures:
-      - {name: buy_count, agg: count, expr: buy_id}
-  - name: accounts
-    model: ref('accounts')
-    entities:
-      - {name: user, type: primary, expr: user_id}
-    dimensions:
-      - {name: day, type: time}
-    measures:
-      - name: balance
-        agg: sum
-        non_additive_dimension: {name: day, window_choice: max}
-metrics:
-  - name: visit_to_buy
-    type: conversion
-    type_params:
-      conversion_type_params:
-        entity: user
-        calculation: conversion_rate
-        base_measure: visit_count
-        conversion_measure: {name: buy_count}
-        window: 7 days
-  - name: p90_visit_seconds
-    type: simple
-    type_params: {measure: p90_seconds}
-    filter: "{{ TimeDimension('metric_time', 'day') }} >= '2024-01-01'"
-  - name: monthly_visits
-    type: simple
-    type_params: {measure: visit_count}
-    filter: "{{ TimeDimension('visit__visited_at', 'month') }} = '2024-01-01'"
-  - name: visits_of_buyers
-    type: simple
-    type_params: {measure: visit_count}
-    filter: "{{ Metric('buy_count', group_by=['user']) }} > 0"
-  - name: balance
-    type: simple
-    type_params: {measure: balance}
-`,
-	})
+	dir := testProject(t, "semantic-layer-shapes")
 	db, err := dbt.Read(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -270,22 +118,7 @@ metrics:
 // lacks one of its tables and one of its columns, and has a table the
 // project does not document.
 func TestApplyReportsWhatTheCatalogLacks(t *testing.T) {
-	dir := project(t, map[string]string{
-		"models/orders.sql": "select 1",
-		"models/gone.sql":   "select 1",
-		"models/schema.yml": `models:
-  - name: orders
-    description: One row per order.
-    columns:
-      - name: id
-        description: The order's id.
-        data_tests: [unique, not_null]
-      - name: coupon
-        description: A column the database lacks.
-  - name: gone
-    description: A model not built yet.
-`,
-	})
+	dir := testProject(t, "layer-on-a-catalog")
 	db := &compile.Database{Name: "shop", Engine: "sqlite", Tables: []*compile.Table{
 		{Name: "orders", Columns: []*compile.Column{{Name: "id", Type: "integer"}, {Name: "total", Type: "real"}}},
 		{Name: "extra", Columns: []*compile.Column{{Name: "x", Type: "text"}}},
@@ -310,35 +143,7 @@ func TestApplyReportsWhatTheCatalogLacks(t *testing.T) {
 // under config) or in tags (pii, sensitive, personal_data), and nowhere
 // else: not from a false flag, another tag, or a name like email.
 func TestPersonalDataMarks(t *testing.T) {
-	dir := project(t, map[string]string{
-		"models/people.sql": "select 1",
-		"models/schema.yml": `version: 2
-models:
-  - name: people
-    columns:
-      - name: id
-      - name: email
-      - name: full_name
-        meta: {pii: true}
-      - name: phone
-        meta: {contains_pii: yes}
-      - name: address
-        config:
-          meta: {sensitive: true}
-      - name: birthday
-        meta: {personal_data: true}
-      - name: ssn
-        tags: [PII]
-      - name: salary
-        config:
-          tags: [finance, sensitive]
-      - name: passport
-        tags: personal_data
-      - name: nickname
-        meta: {pii: false}
-        tags: [profile]
-`,
-	})
+	dir := testProject(t, "personal-data-marks")
 	db := read(t, dir)
 	var marked []string
 	for _, c := range db.Table("people").Columns {

@@ -1,6 +1,7 @@
 package dbt_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -15,6 +16,17 @@ var exampleDir = filepath.Join("..", "..", "examples", "dbt-semantic")
 func jaffleDir(t *testing.T) string {
 	t.Helper()
 	return shareddata.Dir(t, "dbt", "jaffle_shop_duckdb")
+}
+
+// testProject copies the dbt project testdata/name into a folder named
+// shop, as a team's checkout would be, and returns that folder.
+func testProject(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "shop")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", name))); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func read(t *testing.T, dir string) *compile.Database {

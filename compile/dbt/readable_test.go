@@ -93,39 +93,7 @@ func TestTheAdapterNamesTheTableType(t *testing.T) {
 // seeds: tree, deepest last, then the seed's properties); a column of no
 // known type has none, and its row no dangling comma.
 func TestColumnTypesDbtKnows(t *testing.T) {
-	dir := project(t, map[string]string{
-		"dbt_project.yml": `name: shop
-seeds:
-  shop:
-    +column_types: {amount: "decimal(10,2)", code: char(2)}
-    lookups:
-      countries:
-        +column_types: {code: varchar(3), nope: int}
-`,
-		"seeds/payments.csv":          "id,amount,paid_on,note,ok\n1,1000,2024-01-02,first,true\n2,12.5,,\"a, b\",false\n",
-		"seeds/lookups/countries.csv": "code,name,since\nUS,United States,1776-07-04 00:00:00\nFR,France,\n",
-		"seeds/properties.yml": `seeds:
-  - name: payments
-    config:
-      column_types: {note: "varchar(200)"}
-    columns:
-      - name: ok
-        data_type: bool
-      - name: paid_on
-        data_type: timestamp
-`,
-		"models/orders.sql": "select 1",
-		"models/schema.yml": `models:
-  - name: orders
-    columns:
-      - name: order_id
-        data_type: bigint
-        data_tests: [unique, not_null]
-      - name: amount
-        description: Total paid.
-        data_tests: [not_null]
-`,
-	})
+	dir := testProject(t, "seed-column-types")
 	db := read(t, dir)
 	types := func(table string) string {
 		var out []string
@@ -161,48 +129,7 @@ seeds:
 // no properties file lists; a node of another package, or of no table of
 // the project, is left alone. The bundle cites the target folder.
 func TestColumnTypesFromTheCatalog(t *testing.T) {
-	files := map[string]string{
-		"dbt_project.yml":     "name: shop\nseeds:\n  shop:\n    +column_types: {code: char(2)}\n",
-		"models/orders.sql":   "select 1",
-		"models/people.sql":   "select 1",
-		"seeds/countries.csv": "code,name,pop\nUS,United States,331\n",
-		"models/schema.yml": `sources:
-  - name: app
-    tables: [{name: events}]
-models:
-  - name: orders
-    columns:
-      - name: order_id
-        data_type: bigint
-      - name: amount
-        description: Total paid.
-`,
-		"target/catalog.json": `{
-  "metadata": {"dbt_version": "1.8.2"},
-  "nodes": {
-    "model.shop.orders": {"unique_id": "model.shop.orders", "columns": {
-      "STATUS": {"type": "VARCHAR", "index": 3, "name": "STATUS"},
-      "ORDER_ID": {"type": "INTEGER", "index": 1, "name": "ORDER_ID"},
-      "AMOUNT": {"type": "DECIMAL(18,3)", "index": 2, "name": "AMOUNT"}}},
-    "model.shop.people": {"columns": {
-      "name": {"type": "VARCHAR", "index": 2, "name": "name"},
-      "person_id": {"type": "INTEGER", "index": 1, "name": "person_id"}}},
-    "seed.shop.countries": {"columns": {
-      "code": {"type": "VARCHAR", "index": 1, "name": "code"},
-      "name": {"type": "VARCHAR", "index": 2, "name": "name"},
-      "pop": {"type": "BIGINT", "index": 3, "name": "pop"}}},
-    "model.other_package.orders": {"columns": {"x": {"type": "INTEGER", "index": 1, "name": "x"}}},
-    "model.shop.gone": {"columns": {"y": {"type": "INTEGER", "index": 1, "name": "y"}}}
-  },
-  "sources": {
-    "source.shop.app.events": {"columns": {
-      "id": {"type": "BIGINT", "index": 1, "name": "id"},
-      "at": {"type": "TIMESTAMP", "index": 2, "name": "at"}}}
-  },
-  "errors": null
-}`,
-	}
-	db := read(t, project(t, files))
+	db := read(t, testProject(t, "column-types-from-the-catalog"))
 	for table, want := range map[string]string{
 		"orders":     "order_id bigint, amount DECIMAL(18,3), STATUS VARCHAR",
 		"people":     "person_id INTEGER, name VARCHAR",
@@ -354,32 +281,7 @@ semantic_models:
 // become its concept's aliases, repeats left out, and a column's go into
 // its meaning, where search reads it; the bundle validates strictly.
 func TestSynonymsBecomeAliases(t *testing.T) {
-	dir := project(t, map[string]string{
-		"models/orders.sql": "select 1 as id, 2 as amt",
-		"models/schema.yml": `models:
-  - name: orders
-    description: One row an order.
-    meta: {synonyms: [purchases, sales orders]}
-    columns:
-      - name: id
-        description: The order.
-      - name: amt
-        description: What the order cost.
-        config: {meta: {aliases: [ticket size]}}
-semantic_models:
-  - name: orders
-    model: ref('orders')
-    entities: [{name: order, type: primary, expr: id}]
-    measures: [{name: revenue, agg: sum, expr: amt}]
-metrics:
-  - name: revenue
-    label: Revenue
-    description: What was sold.
-    type: simple
-    type_params: {measure: revenue}
-    meta: {synonyms: [turnover, top line, turnover]}
-`,
-	})
+	dir := testProject(t, "synonyms")
 	db := read(t, dir)
 	b := build(t, db)
 	orders := string(b.Files["tables/orders.md"])

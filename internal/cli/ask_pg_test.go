@@ -60,7 +60,7 @@ func TestAskPostgres(t *testing.T) {
 		!strings.Contains(stdout, "2 SQL (1 error)") {
 		t.Errorf("ask:\n%s\n%s", stdout, stderr)
 	}
-	if sys := srv.Requests()[0]["messages"].([]any)[0].(map[string]any)["content"].(string); !strings.Contains(sys, "shop database (PostgreSQL)") {
+	if sys := llmtest.At[string](t, srv.Requests()[0], "messages", 0, "content"); !strings.Contains(sys, "shop database (PostgreSQL)") {
 		t.Errorf("dialect not in the prompt: %.100s", sys)
 	}
 

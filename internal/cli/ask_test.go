@@ -170,7 +170,7 @@ func TestAskTaskAndChat(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "2 orders.") {
 		t.Fatalf("ask --task: %d\n%s\n%s", code, stdout, stderr)
 	}
-	if first := srv.Requests()[0]["messages"].([]any)[1].(map[string]any)["content"]; first != "How many orders are there?" {
+	if first := llmtest.At[map[string]any](t, srv.Requests()[0], "messages", 1)["content"]; first != "How many orders are there?" {
 		t.Errorf("question sent = %v", first)
 	}
 

@@ -57,17 +57,17 @@ func TestOneToolContract(t *testing.T) {
 		Schema            string
 	}
 	var agentTools []tool
-	for _, raw := range reqs[0]["tools"].([]any) {
-		f := raw.(map[string]any)["function"].(map[string]any)
+	for _, raw := range llmtest.At[[]any](t, reqs[0], "tools") {
+		f := llmtest.At[map[string]any](t, raw, "function")
 		if f["name"] == "submit_answer" {
 			continue
 		}
-		agentTools = append(agentTools, tool{f["name"].(string), f["description"].(string), canonical(t, f["parameters"])})
+		agentTools = append(agentTools, tool{llmtest.At[string](t, f, "name"), llmtest.At[string](t, f, "description"), canonical(t, f["parameters"])})
 	}
 	var agentTexts []string
 	for i := range calls {
-		msgs := reqs[i+1]["messages"].([]any)
-		agentTexts = append(agentTexts, msgs[len(msgs)-1].(map[string]any)["content"].(string))
+		msgs := llmtest.At[[]any](t, reqs[i+1], "messages")
+		agentTexts = append(agentTexts, llmtest.At[string](t, msgs, len(msgs)-1, "content"))
 	}
 
 	cs := mcpStdio(t, "--dir", filepath.Join(dir, "bundles", "shop"), "--config", filepath.Join(dir, "okf.yaml"))
@@ -89,7 +89,7 @@ func TestOneToolContract(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := res.Content[0].(*mcp.TextContent).Text
+		text := toolText(t, res)
 		if text != agentTexts[i] {
 			t.Errorf("%s %s: the agent read\n%s\nMCP\n%s", c.tool, c.args, agentTexts[i], text)
 		}
@@ -118,6 +118,20 @@ func canonical(t *testing.T, v any) string {
 	json.Unmarshal(data, &back)
 	out, _ := json.Marshal(back)
 	return string(out)
+}
+
+// toolText is the text an MCP tool call returned first; no content, or
+// content that is not text, fails the test.
+func toolText(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) == 0 {
+		t.Fatal("the tool returned no content")
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("content is %T, want text", res.Content[0])
+	}
+	return text.Text
 }
 
 // mcpStdio runs okf mcp in-process with args and connects a client to it.

@@ -91,7 +91,7 @@ func TestMCPEmbeds(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("%s: %v %v", tool, err, res)
 		}
-		return res.Content[0].(*mcp.TextContent).Text
+		return toolText(t, res)
 	}
 	if text := call("search", "query", "customer who bought"); !strings.Contains(text, "knowledge/active") {
 		t.Errorf("search:\n%s", text)

@@ -310,7 +310,7 @@ func mcpCalls(t *testing.T, list string, args []string) string {
 		if res.IsError {
 			b.WriteString(" (error)")
 		}
-		fmt.Fprintf(&b, "\n%s\n\n", res.Content[0].(*mcp.TextContent).Text)
+		fmt.Fprintf(&b, "\n%s\n\n", toolText(t, res))
 	}
 	return b.String()
 }

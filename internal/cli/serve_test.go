@@ -106,7 +106,7 @@ func TestMCPStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := res.Content[0].(*mcp.TextContent).Text
+	text := toolText(t, res)
 	if !strings.Contains(text, "orders\tsales\ttable\t") {
 		t.Errorf("search over stdio:\n%s", text)
 	}

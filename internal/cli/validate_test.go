@@ -318,7 +318,11 @@ func TestValidateJSONLineOnEveryFinding(t *testing.T) {
 		if !ok {
 			t.Errorf("finding without a line key: %v", f)
 		}
-		lines[f["code"].(string)] = line
+		code, ok := f["code"].(string)
+		if !ok {
+			t.Fatalf("finding without a code: %v", f)
+		}
+		lines[code] = line
 	}
 	if lines["title-missing"] != 0.0 || lines["orphan"] != 0.0 || lines["link-broken"] != 4.0 {
 		t.Errorf("lines by code: %v", lines)

@@ -117,6 +117,37 @@ func UserText(req map[string]any) string {
 	return ""
 }
 
+// At is the value at path in a decoded request (a string is a key of an
+// object, an int an index into an array) as a T; a test that finds
+// anything else there stops, saying where and what it found, instead of
+// panicking.
+func At[T any](t testing.TB, v any, path ...any) T {
+	t.Helper()
+	for i, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("%v: %T where an object with %q was wanted", path[:i], v, k)
+			}
+			v = m[k]
+		case int:
+			a, ok := v.([]any)
+			if !ok || k < 0 || k >= len(a) {
+				t.Fatalf("%v: %T of %d where an array with index %d was wanted", path[:i], v, len(a), k)
+			}
+			v = a[k]
+		default:
+			t.Fatalf("path %v: %T is neither a key nor an index", path, p)
+		}
+	}
+	x, ok := v.(T)
+	if !ok {
+		t.Fatalf("%v: %T, want %T", path, v, x)
+	}
+	return x
+}
+
 func (s *Server) start(t testing.TB) {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

@@ -1,0 +1,2 @@
+{{ config(materialized='ephemeral') }}
+select 1

@@ -1,0 +1,1 @@
+{{ config(enabled=False) }} select 1
