@@ -86,38 +86,13 @@ func DuckDBDDL(db *compile.Database, opt Options) (*Plan, error) {
 	}
 	p := &Plan{Types: map[string]string{}}
 	byColumn, order := enums(db, opt)
-	for _, e := range order {
-		if len(e.labels) == 0 {
-			p.Statements = append(p.Statements, fmt.Sprintf("CREATE TYPE %s AS VARCHAR", quoteIdent(e.name)))
-			p.note("type %s: enum labels unknown, created as an alias of VARCHAR", e.name)
-			continue
-		}
-		labels := make([]string, len(e.labels))
-		for i, l := range e.labels {
-			labels[i] = quoteLiteral(l)
-		}
-		p.Statements = append(p.Statements, fmt.Sprintf("CREATE TYPE %s AS ENUM (%s)", quoteIdent(e.name), strings.Join(labels, ", ")))
-	}
+	p.addEnumTypes(order, "CREATE TYPE %s AS VARCHAR", "an alias of VARCHAR")
 	kp := planKeys(db, opt, p)
 	created := map[string]bool{}
 	for _, t := range referencedFirst(db.Tables, kp.fks) {
-		var lines []string
-		cols := append(append([]*compile.Column(nil), t.Columns...), kp.added[strings.ToLower(t.Name)]...)
-		for _, c := range cols {
-			typ := duckdbType(t, c, byColumn[strings.ToLower(t.Name+"."+c.Name)], p)
-			p.Types[t.Name+"."+c.Name] = typ
-			line := "  " + quoteIdent(c.Name) + " " + typ
-			if c.NotNull {
-				line += " NOT NULL"
-			}
-			lines = append(lines, line)
-		}
-		if len(t.PrimaryKey) > 0 {
-			lines = append(lines, "  PRIMARY KEY ("+quoteIdents(spelled(t, t.PrimaryKey))+")")
-		}
-		for _, u := range kp.uniques[strings.ToLower(t.Name)] {
-			lines = append(lines, "  UNIQUE ("+quoteIdents(spelled(t, u))+")")
-		}
+		lines := p.tableLines(t, kp, func(c *compile.Column) (string, string) {
+			return duckdbType(t, c, byColumn[strings.ToLower(t.Name+"."+c.Name)], p), ""
+		})
 		self := strings.ToLower(t.Name)
 		for _, f := range kp.fks {
 			if f.table != t.Name {
@@ -208,18 +183,8 @@ func DuckDB(ctx context.Context, path string, db *compile.Database, opt Options)
 			os.Remove(path + ".wal")
 		}
 	}()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("starting the load of %s: %w", db.Name, err)
-	}
-	defer tx.Rollback()
-	for _, s := range p.Statements {
-		if _, err := tx.ExecContext(ctx, s); err != nil {
-			return nil, fmt.Errorf("loading %s into %s: %w\n%s", db.Name, path, err, s)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("committing the load of %s: %w", db.Name, err)
+	if err := runInTx(ctx, conn, p, db, path); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

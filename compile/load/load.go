@@ -30,6 +30,8 @@
 package load
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -283,4 +285,73 @@ func spelled(t *compile.Table, names []string) []string {
 		}
 	}
 	return out
+}
+
+// addEnumTypes plans the enum types of order: CREATE TYPE … AS ENUM where
+// the labels are known, else unknown (a format of the type's name: a
+// domain or an alias over text, so that casts to the type still bind),
+// noted as what.
+func (p *Plan) addEnumTypes(order []*enumType, unknown, what string) {
+	for _, e := range order {
+		if len(e.labels) == 0 {
+			p.Statements = append(p.Statements, fmt.Sprintf(unknown, quoteIdent(e.name)))
+			p.note("type %s: enum labels unknown, created as %s", e.name, what)
+			continue
+		}
+		labels := make([]string, len(e.labels))
+		for i, l := range e.labels {
+			labels[i] = quoteLiteral(l)
+		}
+		p.Statements = append(p.Statements, fmt.Sprintf("CREATE TYPE %s AS ENUM (%s)", quoteIdent(e.name), strings.Join(labels, ", ")))
+	}
+}
+
+// tableLines plans the lines of t's CREATE TABLE before its foreign keys:
+// each column (with the columns the keys added) typed by typeOf, which
+// returns the type ("" for none) and what follows NOT NULL (a CHECK),
+// then the primary key and the unique constraints the keys need.
+func (p *Plan) tableLines(t *compile.Table, kp keyPlan, typeOf func(*compile.Column) (typ, check string)) []string {
+	var lines []string
+	cols := append(append([]*compile.Column(nil), t.Columns...), kp.added[strings.ToLower(t.Name)]...)
+	for _, c := range cols {
+		typ, check := typeOf(c)
+		p.Types[t.Name+"."+c.Name] = typ
+		line := "  " + quoteIdent(c.Name)
+		if typ != "" {
+			line += " " + typ
+		}
+		if c.NotNull {
+			line += " NOT NULL"
+		}
+		if check != "" {
+			line += " " + check
+		}
+		lines = append(lines, line)
+	}
+	if len(t.PrimaryKey) > 0 {
+		lines = append(lines, "  PRIMARY KEY ("+quoteIdents(spelled(t, t.PrimaryKey))+")")
+	}
+	for _, u := range kp.uniques[strings.ToLower(t.Name)] {
+		lines = append(lines, "  UNIQUE ("+quoteIdents(spelled(t, u))+")")
+	}
+	return lines
+}
+
+// runInTx runs the plan's statements on conn in one transaction, for a
+// new file at path.
+func runInTx(ctx context.Context, conn *sql.DB, p *Plan, db *compile.Database, path string) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("starting the load of %s: %w", db.Name, err)
+	}
+	defer tx.Rollback()
+	for _, s := range p.Statements {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("loading %s into %s: %w\n%s", db.Name, path, err, s)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing the load of %s: %w", db.Name, err)
+	}
+	return nil
 }

@@ -69,37 +69,12 @@ func PostgresDDL(db *compile.Database, opt Options) (*Plan, error) {
 	}
 	p := &Plan{Types: map[string]string{}}
 	byColumn, order := enums(db, opt)
-	for _, e := range order {
-		if len(e.labels) == 0 {
-			p.Statements = append(p.Statements, fmt.Sprintf("CREATE DOMAIN %s AS text", quoteIdent(e.name)))
-			p.note("type %s: enum labels unknown, created as a domain over text", e.name)
-			continue
-		}
-		labels := make([]string, len(e.labels))
-		for i, l := range e.labels {
-			labels[i] = quoteLiteral(l)
-		}
-		p.Statements = append(p.Statements, fmt.Sprintf("CREATE TYPE %s AS ENUM (%s)", quoteIdent(e.name), strings.Join(labels, ", ")))
-	}
+	p.addEnumTypes(order, "CREATE DOMAIN %s AS text", "a domain over text")
 	kp := planKeys(db, opt, p)
 	for _, t := range db.Tables {
-		var lines []string
-		cols := append(append([]*compile.Column(nil), t.Columns...), kp.added[strings.ToLower(t.Name)]...)
-		for _, c := range cols {
-			typ := pgType(t, c, byColumn[strings.ToLower(t.Name+"."+c.Name)], p)
-			p.Types[t.Name+"."+c.Name] = typ
-			line := "  " + quoteIdent(c.Name) + " " + typ
-			if c.NotNull {
-				line += " NOT NULL"
-			}
-			lines = append(lines, line)
-		}
-		if len(t.PrimaryKey) > 0 {
-			lines = append(lines, "  PRIMARY KEY ("+quoteIdents(spelled(t, t.PrimaryKey))+")")
-		}
-		for _, u := range kp.uniques[strings.ToLower(t.Name)] {
-			lines = append(lines, "  UNIQUE ("+quoteIdents(spelled(t, u))+")")
-		}
+		lines := p.tableLines(t, kp, func(c *compile.Column) (string, string) {
+			return pgType(t, c, byColumn[strings.ToLower(t.Name+"."+c.Name)], p), ""
+		})
 		p.Statements = append(p.Statements, "CREATE TABLE "+quoteIdent(t.Name)+" (\n"+strings.Join(lines, ",\n")+"\n)")
 	}
 	for _, f := range kp.fks {

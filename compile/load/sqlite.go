@@ -55,29 +55,9 @@ func SQLiteDDL(db *compile.Database, opt Options) (*Plan, error) {
 	byColumn, _ := enums(db, opt)
 	kp := planKeys(db, opt, p)
 	for _, t := range db.Tables {
-		var lines []string
-		cols := append(append([]*compile.Column(nil), t.Columns...), kp.added[strings.ToLower(t.Name)]...)
-		for _, c := range cols {
-			typ, check := sqliteType(t, c, byColumn[strings.ToLower(t.Name+"."+c.Name)], p)
-			p.Types[t.Name+"."+c.Name] = typ
-			line := "  " + quoteIdent(c.Name)
-			if typ != "" {
-				line += " " + typ
-			}
-			if c.NotNull {
-				line += " NOT NULL"
-			}
-			if check != "" {
-				line += " " + check
-			}
-			lines = append(lines, line)
-		}
-		if len(t.PrimaryKey) > 0 {
-			lines = append(lines, "  PRIMARY KEY ("+quoteIdents(spelled(t, t.PrimaryKey))+")")
-		}
-		for _, u := range kp.uniques[strings.ToLower(t.Name)] {
-			lines = append(lines, "  UNIQUE ("+quoteIdents(spelled(t, u))+")")
-		}
+		lines := p.tableLines(t, kp, func(c *compile.Column) (string, string) {
+			return sqliteType(t, c, byColumn[strings.ToLower(t.Name+"."+c.Name)], p)
+		})
 		for _, f := range kp.fks {
 			if f.table != t.Name {
 				continue
@@ -120,18 +100,8 @@ func SQLite(ctx context.Context, path string, db *compile.Database, opt Options)
 			os.Remove(path)
 		}
 	}()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("starting the load of %s: %w", db.Name, err)
-	}
-	defer tx.Rollback()
-	for _, s := range p.Statements {
-		if _, err := tx.ExecContext(ctx, s); err != nil {
-			return nil, fmt.Errorf("loading %s into %s: %w\n%s", db.Name, path, err, s)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("committing the load of %s: %w", db.Name, err)
+	if err := runInTx(ctx, conn, p, db, path); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
