@@ -9,6 +9,11 @@
 // graph, and Validate checks a bundle against the v0.2 conformance rules,
 // reporting findings with stable codes and the spec section they come from.
 //
+// facts.go and query.go are the one parser of what a concept states in the
+// shapes okf compile writes (a table's columns, keys and joins, the columns
+// a rule uses, a query concept's SQL and parameters): the read model and
+// okf compile --check read concepts with it, so the contract has one home.
+//
 // folder.go holds the one set of rules by which okf reads folders (Load,
 // okf import, the reading commands' --dir, okf mcp and okf serve, and the
 // folder watcher): which files a bundle holds, which folders are bundles,

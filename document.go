@@ -256,6 +256,25 @@ func (d *Document) Field(key string) *yaml.Node { return mapValue(d.Frontmatter.
 // holds a non-null scalar.
 func (d *Document) Text(key string) (string, bool) { return scalarText(d.Field(key)) }
 
+// TextOrList returns a frontmatter key that may hold a scalar or a list of
+// scalars (a composite grain) as text, a list's items joined with ", ".
+func (d *Document) TextOrList(key string) string {
+	if s, ok := d.Text(key); ok {
+		return s
+	}
+	n := d.Field(key)
+	if n == nil {
+		return ""
+	}
+	var parts []string
+	for _, item := range n.Content {
+		if item.Value != "" {
+			parts = append(parts, item.Value)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Type returns the concept's type, trimmed, or "" when absent.
 func (d *Document) Type() string {
 	s, _ := d.Text("type")

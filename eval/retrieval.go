@@ -227,8 +227,8 @@ type Options struct {
 	Budget int // context pack budget; 0 means search.DefaultBudget
 	// Weights rank search hits (LoadCorpus indexes with them).
 	Weights search.Weights
-	Count  func(string) int
-	Now    time.Time
+	Count   func(string) int
+	Now     time.Time
 	// Pack tunes context packs (Budget and Count are filled in).
 	Pack search.PackOptions
 	// Evidence appends a question's evidence (BIRD's hint) to its text.

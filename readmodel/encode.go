@@ -11,6 +11,8 @@ import (
 	"math"
 	"slices"
 	"unsafe"
+
+	"github.com/okf-tools/okf"
 )
 
 // magic starts every encoded snapshot; the digit is the format version.
@@ -135,7 +137,7 @@ func Decode(b []byte) (*Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("readmodel: concept %s/%s facts: %w", c.Bundle, c.ID, err)
 		}
-		if !t.within(c.Body[1] - c.Body[0]) {
+		if !factsWithin(t, c.Body[1]-c.Body[0]) {
 			return nil, fmt.Errorf("readmodel: concept %s/%s has ranges outside the snapshot", c.Bundle, c.ID)
 		}
 		c.text = text[c.Body[0]:c.Body[1]]
@@ -148,9 +150,9 @@ func Decode(b []byte) (*Snapshot, error) {
 // within reports whether a range lies inside n bytes.
 func within(r [2]int, n int) bool { return 0 <= r[0] && r[0] <= r[1] && r[1] <= n }
 
-// within reports whether the spans of a table's facts lie inside a body of
-// n bytes; no facts lie inside any body.
-func (t *TableFacts) within(n int) bool {
+// factsWithin reports whether the spans of a table's facts lie inside a
+// body of n bytes; no facts lie inside any body.
+func factsWithin(t *okf.TableFacts, n int) bool {
 	if t == nil {
 		return true
 	}
@@ -162,7 +164,7 @@ func (t *TableFacts) within(n int) bool {
 	return true
 }
 
-func spanInts(sp Span) [2]int { return [2]int{int(sp[0]), int(sp[1])} }
+func spanInts(sp okf.Span) [2]int { return [2]int{int(sp[0]), int(sp[1])} }
 
 // reader takes length-prefixed parts off a snapshot's bytes.
 type reader struct {
@@ -208,7 +210,7 @@ const (
 	ruleTag  = 'r'
 )
 
-func appendFacts(b []byte, t *TableFacts, r *RuleFacts) []byte {
+func appendFacts(b []byte, t *okf.TableFacts, r *okf.RuleFacts) []byte {
 	switch {
 	case t != nil:
 		b = append(b, tableTag)
@@ -273,7 +275,7 @@ func appendFacts(b []byte, t *TableFacts, r *RuleFacts) []byte {
 		}
 		b = appendStrings(b, r.DependsOn)
 		// Likewise only rules that name JSON paths carry them.
-		if slices.ContainsFunc(r.Uses, func(u ColumnUse) bool { return len(u.Paths) > 0 }) {
+		if slices.ContainsFunc(r.Uses, func(u okf.ColumnUse) bool { return len(u.Paths) > 0 }) {
 			for _, u := range r.Uses {
 				b = appendStrings(b, u.Paths)
 			}
@@ -301,39 +303,39 @@ var (
 
 // decodeFacts decodes a facts part: table facts, rule facts or neither.
 // Its strings share part.
-func decodeFacts(part string) (*TableFacts, *RuleFacts, error) {
+func decodeFacts(part string) (*okf.TableFacts, *okf.RuleFacts, error) {
 	if part == "" {
 		return nil, nil, nil
 	}
 	var (
-		t  *TableFacts
-		rf *RuleFacts
+		t  *okf.TableFacts
+		rf *okf.RuleFacts
 	)
 	r := &factsReader{rest: part[1:]}
 	switch part[0] {
 	case tableTag:
-		t = &TableFacts{}
-		t.Columns = items(r, func(col *Column) {
+		t = &okf.TableFacts{}
+		t.Columns = items(r, func(col *okf.Column) {
 			col.Name = r.string()
-			col.Type = Span{r.offset(), r.offset()}
-			col.Meaning = Span{r.offset(), r.offset()}
+			col.Type = okf.Span{r.offset(), r.offset()}
+			col.Meaning = okf.Span{r.offset(), r.offset()}
 			col.NotNull = r.byte() == 1
 		})
 		t.PrimaryKey = r.strings()
-		t.ForeignKeys = items(r, func(fk *ForeignKey) {
+		t.ForeignKeys = items(r, func(fk *okf.ForeignKey) {
 			fk.Columns, fk.Table, fk.Concept, fk.RefColumns = r.strings(), r.string(), r.string(), r.strings()
 		})
 		if r.rest != "" {
-			t.Values = items(r, func(v *ColumnValues) {
+			t.Values = items(r, func(v *okf.ColumnValues) {
 				v.Column = r.string()
 				v.Some = r.byte() == 1
-				v.Values = items(r, func(sp *Span) { *sp = Span{r.offset(), r.offset()} })
+				v.Values = items(r, func(sp *okf.Span) { *sp = okf.Span{r.offset(), r.offset()} })
 			})
 		}
 		if r.rest != "" {
-			t.Fields = items(r, func(f *Field) {
+			t.Fields = items(r, func(f *okf.Field) {
 				f.Path = r.string()
-				f.Meaning = Span{r.offset(), r.offset()}
+				f.Meaning = okf.Span{r.offset(), r.offset()}
 			})
 		}
 		if r.rest != "" {
@@ -343,8 +345,8 @@ func decodeFacts(part string) (*TableFacts, *RuleFacts, error) {
 		_, err := decodeQuery(part)
 		return nil, nil, err
 	case ruleTag:
-		rf = &RuleFacts{}
-		rf.Uses = items(r, func(u *ColumnUse) {
+		rf = &okf.RuleFacts{}
+		rf.Uses = items(r, func(u *okf.ColumnUse) {
 			u.Concept, u.Columns, u.Through = r.string(), r.strings(), r.strings()
 		})
 		rf.DependsOn = r.strings()

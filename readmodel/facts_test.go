@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/compile"
 )
 
@@ -78,7 +79,7 @@ func roundTripDB() *compile.Database {
 type tableView struct {
 	Columns      []columnView
 	PrimaryKey   []string
-	ForeignKeys  []ForeignKey
+	ForeignKeys  []okf.ForeignKey
 	PersonalData []string
 }
 
@@ -117,7 +118,7 @@ func modelFacts(db *compile.Database) map[string]*tableView {
 			if ref := db.Table(fk.RefTable); ref != nil {
 				concept = "tables/" + ref.Name
 			}
-			f.ForeignKeys = append(f.ForeignKeys, ForeignKey{Columns: fk.Columns, Table: fk.RefTable, Concept: concept, RefColumns: fk.RefColumns})
+			f.ForeignKeys = append(f.ForeignKeys, okf.ForeignKey{Columns: fk.Columns, Table: fk.RefTable, Concept: concept, RefColumns: fk.RefColumns})
 		}
 		out["tables/"+t.Name] = f
 	}
@@ -125,14 +126,14 @@ func modelFacts(db *compile.Database) map[string]*tableView {
 }
 
 // The columns each rule names, as compile's linker finds them.
-var modelRuleFacts = map[string]*RuleFacts{
-	"knowledge/line-revenue": {Uses: []ColumnUse{{Concept: "tables/order_lines", Columns: []string{"qty", "unitprice"}}}},
+var modelRuleFacts = map[string]*okf.RuleFacts{
+	"knowledge/line-revenue": {Uses: []okf.ColumnUse{{Concept: "tables/order_lines", Columns: []string{"qty", "unitprice"}}}},
 	"knowledge/big-order": {
-		Uses:      []ColumnUse{{Concept: "tables/order_lines", Columns: []string{"qty", "unitprice"}, Through: []string{"knowledge/line-revenue"}}},
+		Uses:      []okf.ColumnUse{{Concept: "tables/order_lines", Columns: []string{"qty", "unitprice"}, Through: []string{"knowledge/line-revenue"}}},
 		DependsOn: []string{"knowledge/line-revenue"},
 	},
-	"knowledge/late-shipment": {Uses: []ColumnUse{{Concept: "tables/shipments", Columns: []string{"shippeddt", "promisedt"}}}},
-	"knowledge/gift-order":    {Uses: []ColumnUse{{Concept: "tables/orders", Columns: []string{"attrs"}, Paths: []string{"attrs.gift.wrapped"}}}},
+	"knowledge/late-shipment": {Uses: []okf.ColumnUse{{Concept: "tables/shipments", Columns: []string{"shippeddt", "promisedt"}}}},
+	"knowledge/gift-order":    {Uses: []okf.ColumnUse{{Concept: "tables/orders", Columns: []string{"attrs"}, Paths: []string{"attrs.gift.wrapped"}}}},
 }
 
 // compiled renders a model with compile's renderer and reads its documents
@@ -202,7 +203,7 @@ func TestFactsSurviveEncodeDecode(t *testing.T) {
 	}
 	// A span past its body must not decode into a snapshot that panics
 	// when read.
-	facts.Columns[0].Meaning = Span{0, uint32(len(back.Body(ship)) + 1)}
+	facts.Columns[0].Meaning = okf.Span{0, uint32(len(back.Body(ship)) + 1)}
 	ship.facts = string(appendFacts(nil, facts, nil))
 	if _, err := Decode(back.Encode()); err == nil {
 		t.Error("decoded a column meaning outside its body")

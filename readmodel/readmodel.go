@@ -308,7 +308,7 @@ func compileConcept(bundleName string, b *okf.Bundle, d *okf.Document) (Concept,
 	default:
 		c.Status = cell(st)
 	}
-	c.Grain = cell(listOrScalar(d, "grain"))
+	c.Grain = cell(d.TextOrList("grain"))
 	c.Aliases = aliases(d)
 	summary := d.Description()
 	if summary == "" {
@@ -334,28 +334,9 @@ func compileConcept(bundleName string, b *okf.Bundle, d *okf.Document) (Concept,
 		c.facts = string(appendQuery(nil, q))
 		return c, diags
 	}
-	t, r := readFacts(b, d, c.Kind)
+	t, r := okf.ParseFacts(b, d, c.Kind)
 	c.facts = string(appendFacts(nil, t, r))
 	return c, diags
-}
-
-// listOrScalar reads a frontmatter key that may hold a scalar or a list of
-// scalars (a composite grain), joined with ", ".
-func listOrScalar(d *okf.Document, key string) string {
-	if s, ok := d.Text(key); ok {
-		return s
-	}
-	n := d.Field(key)
-	if n == nil {
-		return ""
-	}
-	var parts []string
-	for _, item := range n.Content {
-		if item.Value != "" {
-			parts = append(parts, item.Value)
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // Bounds of a concept's aliases, which a hostile document could make

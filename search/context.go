@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/readmodel"
 )
@@ -175,7 +176,7 @@ func (ix *Index) Context(question string, o PackOptions) Pack {
 		nExamples = DefaultPackExamples
 	}
 	// The question is the caller's own: a pack does not repeat it.
-	p := &packer{ix: ix, count: o.Count, budget: budget, header: "# Knowledge pack\n", facts: map[int]*readmodel.TableFacts{}, joins: map[string]joinSet{}}
+	p := &packer{ix: ix, count: o.Count, budget: budget, header: "# Knowledge pack\n", facts: map[int]*okf.TableFacts{}, joins: map[string]joinSet{}}
 	bundle := o.Bundle
 	if bundle == "" {
 		bundle, p.pack.Routing = ix.route(question)
@@ -492,7 +493,7 @@ type packer struct {
 	pack   Pack
 	// A pack lays out many selections of the same few tables: their facts
 	// are decoded, and the joins between them found, once a pack.
-	facts map[int]*readmodel.TableFacts
+	facts map[int]*okf.TableFacts
 	joins map[string]joinSet // by the tables' indexes, sorted
 	// examples are the worked examples of the pack's bundle.
 	examples *exampleIndex
@@ -880,7 +881,7 @@ func (p *packer) schemaRows(t int, cols, asked, listed map[string]bool, pieces *
 // that a selection uses: the paths its rules name, or every field of a
 // column a rule uses whole. A JSON column's row alone says nothing of the
 // keys a query must write, nor of the values stored under them.
-func (p *packer) fieldRows(t int, c *readmodel.Concept, facts *readmodel.TableFacts, column string, cols map[string]bool) []piece {
+func (p *packer) fieldRows(t int, c *readmodel.Concept, facts *okf.TableFacts, column string, cols map[string]bool) []piece {
 	var rows []piece
 	whole, asked := false, false
 	for _, f := range facts.Fields {
@@ -916,7 +917,7 @@ func (p *packer) fieldRows(t int, c *readmodel.Concept, facts *readmodel.TableFa
 // schemaRow renders a column's row: its name, type (with "not null" when
 // it is not a key column; "not null" alone when the type is unknown), keys
 // (but those listed as joins) and, when meaning is set, meaning.
-func (ix *Index) schemaRow(c *readmodel.Concept, facts *readmodel.TableFacts, col readmodel.Column, key, meaning bool, listed map[string]bool) string {
+func (ix *Index) schemaRow(c *readmodel.Concept, facts *okf.TableFacts, col okf.Column, key, meaning bool, listed map[string]bool) string {
 	typ := ix.snap.Text(c, col.Type)
 	if short, ok := shortTypes.Get()[strings.ToLower(typ)]; ok {
 		typ = short

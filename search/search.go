@@ -6,7 +6,7 @@
 // hint, never bodies, so an agent narrows with search and then reads only
 // the sections it chose. The package also builds context packs: the rules,
 // columns and joins a question needs, under a token budget, from the facts
-// the snapshot carries (readmodel.TableFacts and RuleFacts), never from the
+// the snapshot carries (okf.TableFacts and RuleFacts), never from the
 // markdown.
 package search
 
@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/internal/lazy"
 	"github.com/okf-tools/okf/readmodel"
 )
@@ -392,7 +393,7 @@ type shard struct {
 
 	// meanings are the column meanings of the tables its rules use, by
 	// table concept and lower-case column name.
-	meanings map[int]map[string]readmodel.Span
+	meanings map[int]map[string]okf.Span
 	trimmed  map[meaningKey]string
 	once     map[int32]bool // the terms a rule's column meanings gave
 }
@@ -496,14 +497,14 @@ func (sh *shard) meaningsUsed(s *readmodel.Snapshot, c *readmodel.Concept, f fun
 		}
 		cols, ok := sh.meanings[t]
 		if !ok {
-			cols = map[string]readmodel.Span{}
+			cols = map[string]okf.Span{}
 			if facts := s.Concepts[t].Table(); facts != nil {
 				for _, col := range facts.Columns {
 					cols[strings.ToLower(col.Name)] = col.Meaning
 				}
 			}
 			if sh.meanings == nil {
-				sh.meanings = map[int]map[string]readmodel.Span{}
+				sh.meanings = map[int]map[string]okf.Span{}
 			}
 			sh.meanings[t] = cols
 		}
@@ -518,7 +519,7 @@ func (sh *shard) meaningsUsed(s *readmodel.Snapshot, c *readmodel.Concept, f fun
 // meaning returns a column's meaning as a pack shows it: without the type
 // or key it may restate, words of SQL, not of the rule. Rules share
 // columns, so each is trimmed once a shard.
-func (sh *shard) meaning(s *readmodel.Snapshot, t int, sp readmodel.Span) string {
+func (sh *shard) meaning(s *readmodel.Snapshot, t int, sp okf.Span) string {
 	k := meaningKey{t, sp}
 	m, ok := sh.trimmed[k]
 	if !ok {
@@ -534,7 +535,7 @@ func (sh *shard) meaning(s *readmodel.Snapshot, t int, sp readmodel.Span) string
 // meaningKey is a column's meaning: its table concept and its span.
 type meaningKey struct {
 	table int
-	span  readmodel.Span
+	span  okf.Span
 }
 
 // Options shape a search.

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/okf-tools/okf"
-	"github.com/okf-tools/okf/readmodel"
 )
 
 // Report is the drift of one bundle. It is empty when the bundle says
@@ -80,19 +79,17 @@ func Compare(name string, current, compiled map[string][]byte, now time.Time) Re
 		}
 		differs[p] = data
 	}
-	wasByID, wasSnap := tables(name, differs)
-	isByID, _ := tables(name, without(compiled, unchanged))
+	wasRead := read(differs)
+	wasByID, isByID := wasRead.tables, read(without(compiled, unchanged)).tables
 	named := map[string]bool{}
 	for _, byID := range []map[string]table{wasByID, isByID} {
 		for id := range byID {
 			named[tableName(id)] = true
 		}
 	}
-	for i := range wasSnap.Concepts {
-		if rf := wasSnap.Concepts[i].Rule(); rf != nil {
-			for _, u := range rf.Uses {
-				named[tableName(u.Concept)] = true
-			}
+	for _, rf := range wasRead.rules {
+		for _, u := range rf.Uses {
+			named[tableName(u.Concept)] = true
 		}
 	}
 	shared := map[string][]byte{}
@@ -101,7 +98,7 @@ func Compare(name string, current, compiled map[string][]byte, now time.Time) Re
 			shared[p] = current[p]
 		}
 	}
-	sameByID, _ := tables(name, shared)
+	sameByID := read(shared).tables
 	maps.Copy(wasByID, sameByID)
 	maps.Copy(isByID, sameByID)
 	was, is := byName(wasByID), byName(isByID)
@@ -133,12 +130,8 @@ func Compare(name string, current, compiled map[string][]byte, now time.Time) Re
 		}
 	}
 	// What the bundle's concepts use, checked against the tables now.
-	for i := range wasSnap.Concepts {
-		c := &wasSnap.Concepts[i]
-		rf := c.Rule()
-		if rf == nil {
-			continue
-		}
+	for _, id := range sortedKeys(wasRead.rules) {
+		rf := wasRead.rules[id]
 		var gone []string
 		for _, u := range rf.Uses {
 			table := u.Concept[strings.LastIndexByte(u.Concept, '/')+1:]
@@ -150,11 +143,11 @@ func Compare(name string, current, compiled map[string][]byte, now time.Time) Re
 			}
 		}
 		if len(gone) > 0 {
-			r.Rules = append(r.Rules, RuleDrift{Concept: c.ID, Path: c.ID + ".md", Columns: gone})
+			r.Rules = append(r.Rules, RuleDrift{Concept: id, Path: id + ".md", Columns: gone})
 		}
 	}
 	sort.Slice(r.Rules, func(i, j int) bool { return r.Rules[i].Concept < r.Rules[j].Concept })
-	rep := okf.Validate(bundleOf(dated(current, wasSnap, unchanged)), okf.Options{Now: now})
+	rep := okf.Validate(bundleOf(dated(current, wasRead.dated, unchanged)), okf.Options{Now: now})
 	for _, f := range rep.Findings {
 		if f.Code == "stale" {
 			r.Stale = append(r.Stale, strings.TrimSuffix(f.Path, ".md"))
@@ -170,30 +163,39 @@ type table struct {
 	types map[string]string
 }
 
-// tables reads the table concepts of a bundle's files by the read model's
-// parser, the one contract of what compile writes, by concept id.
-func tables(name string, files map[string][]byte) (map[string]table, *readmodel.Snapshot) {
-	var docs []readmodel.Doc
-	for _, p := range slices.Sorted(maps.Keys(files)) {
-		docs = append(docs, readmodel.Doc{Bundle: name, Path: p, Content: files[p]})
-	}
-	s, _ := readmodel.Build(name, docs)
-	out := map[string]table{}
-	for i := range s.Concepts {
-		c := &s.Concepts[i]
-		f := c.Table()
+// concepts is what the concepts of a bundle's files state, by concept id.
+type concepts struct {
+	tables map[string]table
+	rules  map[string]*okf.RuleFacts
+	// dated are the concepts that state a stale_after.
+	dated map[string]bool
+}
+
+// read reads the concepts of a bundle's files by okf.ParseFacts, the one
+// contract of what compile writes.
+func read(files map[string][]byte) concepts {
+	b := bundleOf(files)
+	out := concepts{tables: map[string]table{}, rules: map[string]*okf.RuleFacts{}, dated: map[string]bool{}}
+	for _, d := range b.Concepts() {
+		if s, _ := d.Text("stale_after"); strings.TrimSpace(s) != "" {
+			out.dated[d.ID()] = true
+		}
+		f, rf := okf.ParseFacts(b, d, okf.Snake(d.Type()))
+		if rf != nil {
+			out.rules[d.ID()] = rf
+		}
 		if f == nil {
 			continue
 		}
-		t := table{types: map[string]string{}}
+		t, body := table{types: map[string]string{}}, d.Body()
 		for _, col := range f.Columns {
 			n := strings.ToLower(col.Name)
 			t.order = append(t.order, n)
-			t.types[n] = s.Text(c, col.Type)
+			t.types[n] = col.Type.Text(body)
 		}
-		out[c.ID] = t
+		out.tables[d.ID()] = t
 	}
-	return out, s
+	return out
 }
 
 // tableName is the name of the table a concept id stands for, lower case.
@@ -219,16 +221,10 @@ func without(files map[string][]byte, drop map[string]bool) map[string][]byte {
 }
 
 // dated returns the files of the concepts that may state a stale_after:
-// those the snapshot of the files read says do, and the unchanged files
-// whose text could. Validate finds a concept stale from its own
-// frontmatter alone, so these are all it needs to see.
-func dated(files map[string][]byte, s *readmodel.Snapshot, unchanged map[string]bool) map[string][]byte {
-	ids := map[string]bool{}
-	for i := range s.Concepts {
-		if s.Concepts[i].StaleAfter != "" {
-			ids[s.Concepts[i].ID] = true
-		}
-	}
+// those of the files read that do (ids), and the unchanged files whose
+// text could. Validate finds a concept stale from its own frontmatter
+// alone, so these are all it needs to see.
+func dated(files map[string][]byte, ids, unchanged map[string]bool) map[string][]byte {
 	out := map[string][]byte{}
 	for p, data := range files {
 		if ids[okf.ConceptID(p)] || unchanged[p] && mayBeDated(data) {

@@ -187,7 +187,7 @@ func TestStages(t *testing.T) {
 
 // stageTables reads the three tables of docs/architecture.md's Stages
 // section: package → stage, package → its only readers, and the edges
-// against the flow that remain.
+// against the flow that remain, which may be none.
 func stageTables(t *testing.T, doc string) (stages map[string]int, only map[string][]string, allowed map[string]bool) {
 	t.Helper()
 	_, section, ok := strings.Cut(doc, "\n## Stages\n")
@@ -224,8 +224,8 @@ func stageTables(t *testing.T, doc string) (stages map[string]int, only map[stri
 			only[pkgs[0]] = names(readers)
 		}
 	}
-	if len(stages) == 0 || len(only) == 0 || len(allowed) == 0 {
-		t.Fatalf("the Stages section reads as %d stages, %d single-reader packages, %d edges", len(stages), len(only), len(allowed))
+	if len(stages) == 0 || len(only) == 0 {
+		t.Fatalf("the Stages section reads as %d stages, %d single-reader packages", len(stages), len(only))
 	}
 	return stages, only, allowed
 }

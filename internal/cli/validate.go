@@ -12,7 +12,6 @@ import (
 
 	"github.com/okf-tools/okf"
 	"github.com/okf-tools/okf/queries"
-	"github.com/okf-tools/okf/readmodel"
 )
 
 func newValidateCmd(e *env) *cobra.Command {
@@ -61,7 +60,7 @@ allowed) or no bundle, 2 bad usage or not a directory.`,
 			if len(args) != 1 {
 				return usageError("validate takes one bundle directory, got %d arguments", len(args))
 			}
-			opt := okf.Options{Checks: []func(*okf.Bundle) []okf.Finding{readmodel.CheckRuleColumns, queries.CheckSQL}}
+			opt := okf.Options{Checks: []func(*okf.Bundle) []okf.Finding{okf.CheckRuleColumns, queries.CheckSQL}}
 			if today != "" {
 				t, err := time.Parse("2006-01-02", today)
 				if err != nil {

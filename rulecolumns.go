@@ -1,17 +1,13 @@
-package readmodel
+package okf
 
-import (
-	"strings"
-
-	"github.com/okf-tools/okf"
-)
+import "strings"
 
 // CheckRuleColumns finds the concepts whose Columns used name a column that
 // the table they link to does not have in its Schema: a column dropped or
 // renamed after the rule was written, so the rule no longer says how to
 // query. okf validate runs it beside the format's own checks.
-func CheckRuleColumns(b *okf.Bundle) []okf.Finding {
-	var out []okf.Finding
+func CheckRuleColumns(b *Bundle) []Finding {
+	var out []Finding
 	tables := map[string]map[string]bool{} // concept id → lower-case column names
 	columnsOf := func(id string) map[string]bool {
 		if cols, ok := tables[id]; ok {
@@ -45,7 +41,7 @@ func CheckRuleColumns(b *okf.Bundle) []okf.Finding {
 			}
 			for _, c := range u.Columns {
 				if !cols[strings.ToLower(c)] {
-					out = append(out, okf.NewFinding("rule-column-unknown", d.Path, n, "`%s` is not a column of %s", c, u.Concept))
+					out = append(out, newFinding("rule-column-unknown", d.Path, n, "`%s` is not a column of %s", c, u.Concept))
 				}
 			}
 		})
