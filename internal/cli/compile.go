@@ -119,31 +119,9 @@ under --strict or drift under --check, 2 bad usage.`,
 				return err
 			}
 			ctx := c.Context()
-			var dbs []*compile.Database
-			if from != "" {
-				dir := ""
-				if len(args) == 1 {
-					dir = args[0]
-				}
-				switch d, err := dsn.Parse(from); {
-				case err != nil:
-					return usageError("--from %v", err)
-				case d.Engine == dsn.None:
-					return usageError("--from %q: want postgres://..., sqlite:<path> or duckdb:<path>", from)
-				}
-				db, err := source.ReadCatalog(ctx, from, schema, dir)
-				if err != nil {
-					return err
-				}
-				dbs = append(dbs, db)
-			} else {
-				for _, dir := range args {
-					found, err := source.Read(ctx, dir)
-					if err != nil {
-						return err
-					}
-					dbs = append(dbs, found...)
-				}
+			dbs, err := readDatabases(ctx, from, schema, args)
+			if err != nil {
+				return err
 			}
 			for _, db := range dbs {
 				// Columns people marked as personal data in the bundle are
@@ -157,23 +135,9 @@ under --strict or drift under --check, 2 bad usage.`,
 					return err
 				}
 			}
-			var bundles []*compile.Bundle
-			for _, db := range dbs {
-				// The concepts people added to the bundle since it was
-				// compiled take part in linking and indexes.
-				kept, err := compile.AddKept(db, filepath.Join(out, db.Name))
-				if err != nil {
-					return err
-				}
-				if kept > 0 {
-					fmt.Fprintf(e.stderr, "%s: keeping %d concepts people wrote\n", db.Name, kept)
-				}
-				b, err := compile.Build(db, opt)
-				if err != nil {
-					return fmt.Errorf("compiling %s: %w", db.Name, err)
-				}
-				fmt.Fprintf(e.stderr, "compiled %s: %d tables, %d rules, %d gaps\n", b.Name, b.Tables, b.Rules, b.Gaps.Count())
-				bundles = append(bundles, b)
+			bundles, err := buildBundles(e, dbs, out, opt)
+			if err != nil {
+				return err
 			}
 			if check {
 				return checkDrift(e, out, bundles, asJSON)
@@ -233,6 +197,60 @@ under --strict or drift under --check, 2 bad usage.`,
 	f.StringSliceVar(&skipValues, "skip-values", nil, "columns whose values are not read, as table.column,...")
 	f.StringVar(&configPath, "config", config.DefaultFile, "configuration file whose guard options (denied columns) apply to the database's values")
 	return c
+}
+
+// readDatabases reads what okf compile compiles: the catalog of --from
+// (with a folder of documentation layered on it), else each folder.
+func readDatabases(ctx context.Context, from, schema string, args []string) ([]*compile.Database, error) {
+	if from == "" {
+		var dbs []*compile.Database
+		for _, dir := range args {
+			found, err := source.Read(ctx, dir)
+			if err != nil {
+				return nil, err
+			}
+			dbs = append(dbs, found...)
+		}
+		return dbs, nil
+	}
+	switch d, err := dsn.Parse(from); {
+	case err != nil:
+		return nil, usageError("--from %v", err)
+	case d.Engine == dsn.None:
+		return nil, usageError("--from %q: want postgres://..., sqlite:<path> or duckdb:<path>", from)
+	}
+	dir := ""
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	db, err := source.ReadCatalog(ctx, from, schema, dir)
+	if err != nil {
+		return nil, err
+	}
+	return []*compile.Database{db}, nil
+}
+
+// buildBundles builds each database's bundle, with the concepts people
+// added to its folder in out since it was compiled taking part in linking
+// and indexes.
+func buildBundles(e *env, dbs []*compile.Database, out string, opt compile.Options) ([]*compile.Bundle, error) {
+	var bundles []*compile.Bundle
+	for _, db := range dbs {
+		kept, err := compile.AddKept(db, filepath.Join(out, db.Name))
+		if err != nil {
+			return nil, err
+		}
+		if kept > 0 {
+			fmt.Fprintf(e.stderr, "%s: keeping %d concepts people wrote\n", db.Name, kept)
+		}
+		b, err := compile.Build(db, opt)
+		if err != nil {
+			return nil, fmt.Errorf("compiling %s: %w", db.Name, err)
+		}
+		fmt.Fprintf(e.stderr, "compiled %s: %d tables, %d rules, %d gaps\n", b.Name, b.Tables, b.Rules, b.Gaps.Count())
+		bundles = append(bundles, b)
+	}
+	return bundles, nil
 }
 
 // readValues reads the values of the text columns of each database okf can
