@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/ncruces/go-sqlite3"
+
+	"github.com/okf-tools/okf/sqlguard/attacktest"
 )
 
 // TestRowFilters: a caller reads only the rows its values allow, however
@@ -21,7 +23,7 @@ func TestRowFilters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.Exec(maskingDDL); err != nil {
+	if err := conn.Exec(attacktest.MaskingDDL); err != nil {
 		t.Fatal(err)
 	}
 	conn.Close()

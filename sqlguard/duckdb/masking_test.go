@@ -2,11 +2,15 @@ package duckdb
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/okf-tools/okf/internal/golden"
 	"github.com/okf-tools/okf/sqlguard"
+	"github.com/okf-tools/okf/sqlguard/attacktest"
 )
 
 // TestMasking: on DuckDB, as on the other engines (sqlguard's TestMasking),
@@ -71,4 +75,56 @@ func TestMasking(t *testing.T) {
 			t.Errorf("%s: %s, want %s", sql, got, want)
 		}
 	}
+}
+
+// TestMaskingSpellings: the masking suite's spellings (sqlguard's
+// TestMasking runs them on SQLite and PostgreSQL) on DuckDB: each is
+// masked or refused, and the masked columns still filter, join, group and
+// count; the outcomes are the golden table
+// sqlguard/testdata/attacks/masking-duckdb.md.
+func TestMaskingSpellings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "masking.duckdb")
+	raw, err := sql.Open("duckdb", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range strings.Split(attacktest.MaskingDDL, ";\n") {
+		if _, err := raw.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlguard.Open(context.Background(), "masking", "duckdb:"+path, sqlguard.Options{MaskedColumns: attacktest.MaskedColumns}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	outcomes := map[string][]string{}
+	for _, s := range attacktest.MaskingSpellings {
+		query := s.SQL("DuckDB")
+		res, err := db.Query(context.Background(), "test", query)
+		r := attacktest.MaskingResult{Err: err}
+		if ge, ok := sqlguard.AsError(err); ok {
+			r.Refused, r.Code, r.Layer = ge.Refused, ge.Code, string(ge.Layer)
+		} else if err == nil {
+			r.Rows, r.Text, r.MaskedCells = res.Rows, res.Text(100), res.MaskedCells
+			for _, c := range res.Columns {
+				r.Columns = append(r.Columns, c.Name)
+			}
+		}
+		outcomes[s.Name] = append(outcomes[s.Name], attacktest.MaskingOutcome(t, "DuckDB", s, query, r, sqlguard.Mask))
+	}
+	for _, a := range attacktest.MaskingAllowed {
+		res, err := db.Query(context.Background(), "test", a.SQL)
+		if err != nil {
+			t.Errorf("%s: %v", a.Name, err)
+			continue
+		}
+		if got, _ := json.Marshal(res.Rows); string(got) != a.Want {
+			t.Errorf("%s: rows %s, want %s", a.Name, got, a.Want)
+		}
+	}
+	golden.CheckFile(t, filepath.Join("..", "testdata", "attacks", "masking-duckdb.md"), []byte(attacktest.MaskingTable([]string{"DuckDB"}, outcomes, sqlguard.Mask)))
 }
