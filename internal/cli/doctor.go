@@ -149,15 +149,8 @@ func (d *doctor) database(ctx context.Context, db config.Database, table string)
 		return
 	}
 	if p, _ := dsn.Parse(db.DSN); p.Engine == dsn.SQLite || p.Engine == dsn.DuckDB {
-		r := g.Readable()
-		d.line("ok", what, fmt.Sprintf("%s, opened read-only through the guard: the agent reads %d tables, %d columns (%d masked), %d columns hidden",
-			p.Engine.Name(), r.Tables, r.Columns, r.MaskedColumns, r.HiddenColumns))
-		if p.Engine == dsn.DuckDB {
-			files := "no file outside the database"
-			if len(r.Files) > 0 {
-				files = "views may read files under " + strings.Join(r.Files, ", ")
-			}
-			d.line("ok", what, files)
+		for _, l := range readableLines(p.Engine, g.Readable()) {
+			d.line("ok", what, l)
 		}
 		return
 	}
@@ -258,4 +251,19 @@ func (d *doctor) personalData(db config.Database, b *okf.Bundle) {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
+}
+
+// readableLines say what the agent can read of a SQLite or DuckDB file,
+// for okf doctor and okf prepare.
+func readableLines(engine dsn.Engine, r sqlguard.Readable) []string {
+	lines := []string{fmt.Sprintf("%s, opened read-only through the guard: the agent reads %d tables, %d columns (%d masked), %d columns hidden",
+		engine.Name(), r.Tables, r.Columns, r.MaskedColumns, r.HiddenColumns)}
+	if engine == dsn.DuckDB {
+		files := "no file outside the database"
+		if len(r.Files) > 0 {
+			files = "views may read files under " + strings.Join(r.Files, ", ")
+		}
+		lines = append(lines, files)
+	}
+	return lines
 }

@@ -60,7 +60,17 @@ do more than read, 2 bad usage or configuration.`,
 				return &exitError{code: exitUsage, err: err}
 			}
 			if p, _ := dsn.Parse(d.DSN); p.Engine == dsn.SQLite || p.Engine == dsn.DuckDB {
-				return usageError("%s is a %s file: it needs no preparing (the guard opens it read-only)", d.Name, p.Engine.Name())
+				// Nothing to set up: say what the agent can reach.
+				g, err := sqlguard.Open(ctx, d.Name, d.DSN, d.Guard.Options(), nil)
+				if err != nil {
+					return err
+				}
+				defer g.Close()
+				fmt.Fprintf(e.stdout, "%s needs no preparing:\n", args[0])
+				for _, l := range readableLines(p.Engine, g.Readable()) {
+					fmt.Fprintf(e.stdout, "  %s\n", l)
+				}
+				return nil
 			}
 			admin := firstNonEmpty(adminDSN, d.Guard.AdminDSN, os.Getenv(envAdminDSN))
 			if admin == "" {

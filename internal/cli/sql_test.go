@@ -144,9 +144,14 @@ func TestPrepareCommand(t *testing.T) {
 	if code != 0 || out != "name\nNorth\nSouth\n(2 rows)\n" {
 		t.Errorf("sql as the agent: exit %d\n%s%s", code, out, errOut)
 	}
-	code, _, errOut = run(t, "prepare", "--config", cfg, "sqlite:x.db")
-	if code != 2 || !strings.Contains(errOut, "needs no preparing") {
-		t.Errorf("prepare of a SQLite file: exit %d, %s", code, errOut)
+	// A file needs no role: prepare says what the agent reads of it.
+	lite := sqliteDB(t)
+	code, out, errOut = run(t, "prepare", "--config", cfg, "sqlite:"+lite)
+	if want := "sqlite:" + lite + " needs no preparing:\n  SQLite, opened read-only through the guard: the agent reads 1 tables, 4 columns (0 masked), 0 columns hidden\n"; code != 0 || out != want {
+		t.Errorf("prepare of a SQLite file: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut = run(t, "prepare", "--config", cfg, "sqlite:"+lite+".missing"); code != 1 || !strings.Contains(errOut, "no such file") {
+		t.Errorf("prepare of a missing file: exit %d, %s", code, errOut)
 	}
 }
 
