@@ -3,7 +3,6 @@ package llm_test
 import (
 	"context"
 	"errors"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -25,7 +24,7 @@ func sse(body string) llmtest.Turn {
 }
 
 // TestRecordedStreamCutAtEveryEvent: a recorded stream in each format
-// (testdata/*-stream.txt: text, a run_sql call in pieces, the stop
+// (the replies of testdata/transcripts: text, a run_sql call in pieces, the stop
 // reason, the usage), served over HTTP and cut cleanly after each of its
 // events, is never an answer until the reply is whole: without retries
 // the call fails saying the reply broke off, counting one answered
@@ -37,11 +36,7 @@ func sse(body string) llmtest.Turn {
 func TestRecordedStreamCutAtEveryEvent(t *testing.T) {
 	for _, provider := range []string{llm.OpenAI, llm.Anthropic} {
 		t.Run(provider, func(t *testing.T) {
-			data, err := os.ReadFile("testdata/" + provider + "-stream.txt")
-			if err != nil {
-				t.Fatal(err)
-			}
-			full := string(data)
+			full := llm.RecordedReply(t, provider)
 			var heard streamed
 			req := conversation()
 			req.Stream = heard.stream()
@@ -109,8 +104,7 @@ func lastLine(s string) string {
 // server that ignores stream_options.include_usage: the cost is then
 // unknown), or the usage chunk with no [DONE].
 func TestStreamEndings(t *testing.T) {
-	oa, _ := os.ReadFile("testdata/openai-stream.txt")
-	an, _ := os.ReadFile("testdata/anthropic-stream.txt")
+	oa, an := []byte(llm.RecordedReply(t, llm.OpenAI)), []byte(llm.RecordedReply(t, llm.Anthropic))
 	usage := strings.LastIndex(string(oa), "data: {")
 	noUsage := string(oa[:usage]) + "data: [DONE]\n\n"
 	for _, tc := range []struct {

@@ -2,24 +2,33 @@ package llm
 
 import (
 	"errors"
-	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/txtar"
 )
 
-// recorded is a whole streamed reply in a format's wire shape, from
-// testdata: text, then a run_sql call whose arguments come in pieces,
-// then the stop reason and the usage (OpenAI's in a last chunk of its
-// own, as stream_options.include_usage sends it, then [DONE]).
-func recorded(t *testing.T, format string) string {
+// recorded is a whole streamed reply in a format's wire shape, the reply
+// of testdata/transcripts/<format>-tool-call.txtar: text, then a run_sql
+// call whose arguments come in pieces, then the stop reason and the usage
+// (OpenAI's in a last chunk of its own, as stream_options.include_usage
+// sends it, then [DONE]).
+func recorded(t testing.TB, format string) string {
 	t.Helper()
-	data, err := os.ReadFile("testdata/" + format + "-stream.txt")
+	ar, err := txtar.ParseFile(filepath.Join("testdata", "transcripts", format+"-tool-call.txtar"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(data)
+	for _, f := range ar.Files {
+		if f.Name == "reply" {
+			return string(f.Data)
+		}
+	}
+	t.Fatalf("the %s transcript has no reply", format)
+	return ""
 }
 
 // assemble reads a streamed body as one attempt of format does, and the

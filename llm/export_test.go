@@ -1,0 +1,4 @@
+package llm
+
+// RecordedReply is recorded, for the package's external tests.
+var RecordedReply = recorded
