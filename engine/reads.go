@@ -76,7 +76,7 @@ func Search(ctx context.Context, v *View, r SearchRequest) ([]search.Hit, error)
 	case r.K < 0 || r.K > MaxK:
 		return nil, BadRequest("k is %d: give 1 to %d", r.K, MaxK)
 	}
-	if err := checkBundle(v, r.Bundle); err != nil {
+	if err := CheckBundle(v, r.Bundle); err != nil {
 		return nil, err
 	}
 	return v.Index().Search(r.Query, search.Options{K: r.K, Bundle: r.Bundle, NoExpand: r.NoExpand, QueryVector: v.queryVector(ctx, r.Query)}), nil
@@ -231,15 +231,15 @@ func Context(ctx context.Context, v *View, r ContextRequest) (search.Pack, error
 	case r.Budget < 0 || r.Budget > MaxBudget:
 		return search.Pack{}, BadRequest("budget is %d tokens: give 1 to %d", r.Budget, MaxBudget)
 	}
-	if err := checkBundle(v, r.Bundle); err != nil {
+	if err := CheckBundle(v, r.Bundle); err != nil {
 		return search.Pack{}, err
 	}
 	return v.Index().Context(r.Question, search.PackOptions{Budget: r.Budget, Bundle: r.Bundle, Count: tokens.Count,
 		QueryVector: v.queryVector(ctx, r.Question)}), nil
 }
 
-// checkBundle refuses a bundle filter that names no bundle of the view.
-func checkBundle(v *View, bundle string) error {
+// CheckBundle refuses a bundle filter that names no bundle of the view.
+func CheckBundle(v *View, bundle string) error {
 	if bundle == "" {
 		return nil
 	}
@@ -250,10 +250,7 @@ func checkBundle(v *View, bundle string) error {
 }
 
 func bundleNames(s *readmodel.Snapshot) string {
-	names := make([]string, len(s.Bundles))
-	for i, b := range s.Bundles {
-		names[i] = b.Name
-	}
+	names := snapshotBundles(s)
 	if len(names) == 0 {
 		return "none"
 	}
@@ -316,4 +313,13 @@ func nonNil[T any](xs []T) []T {
 		return []T{}
 	}
 	return xs
+}
+
+// snapshotBundles names a snapshot's bundles, in its order.
+func snapshotBundles(s *readmodel.Snapshot) []string {
+	names := make([]string, len(s.Bundles))
+	for i, b := range s.Bundles {
+		names[i] = b.Name
+	}
+	return names
 }

@@ -81,16 +81,21 @@ func folderNames(bundles []okf.BundleFolder) []string {
 // StoreHead is the knowledge of a tenant's head commit in st. The whole
 // tenant's snapshot is the stored one, compiled and stored first when the
 // store has none yet; one bundle's is compiled from its documents.
-func StoreHead(st store.Store, tenant string) Source { return storeSource{st: st, tenant: tenant} }
+func StoreHead(st store.Store, tenant string) Source { return &storeSource{st: st, tenant: tenant} }
 
 type storeSource struct {
 	st     store.Store
 	tenant string
+	// whole is the head snapshot once read: an agent asks for the bundles,
+	// then for one of them, and decoding a stored snapshot costs
+	// milliseconds a thousand concepts. A source is read for one command.
+	whole *readmodel.Snapshot
+	diags []readmodel.Diagnostic
 }
 
-func (s storeSource) Tenant() string { return s.tenant }
+func (s *storeSource) Tenant() string { return s.tenant }
 
-func (s storeSource) head(ctx context.Context) (int64, error) {
+func (s *storeSource) head(ctx context.Context) (int64, error) {
 	head, err := s.st.Head(ctx, s.tenant)
 	if err != nil {
 		return 0, fmt.Errorf("tenant %s: %w", s.tenant, err)
@@ -101,33 +106,30 @@ func (s storeSource) head(ctx context.Context) (int64, error) {
 	return head.ID, nil
 }
 
-func (s storeSource) Bundles(ctx context.Context) ([]string, error) {
+func (s *storeSource) Bundles(ctx context.Context) ([]string, error) {
 	snap, _, err := s.Snapshot(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(snap.Bundles))
-	for i, b := range snap.Bundles {
-		names[i] = b.Name
-	}
-	return names, nil
+	return snapshotBundles(snap), nil
 }
 
-func (s storeSource) Snapshot(ctx context.Context, bundle string) (*readmodel.Snapshot, []readmodel.Diagnostic, error) {
-	head, err := s.head(ctx)
-	if err != nil {
-		return nil, nil, err
+func (s *storeSource) Snapshot(ctx context.Context, bundle string) (*readmodel.Snapshot, []readmodel.Diagnostic, error) {
+	if s.whole == nil {
+		head, err := s.head(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if s.whole, _, s.diags, err = HeadSnapshot(ctx, s.st, s.tenant, head, new(readmodel.Builder)); err != nil {
+			return nil, nil, err
+		}
 	}
-	snap, _, diags, err := HeadSnapshot(ctx, s.st, s.tenant, head, new(readmodel.Builder))
-	if err != nil || bundle == "" {
-		return snap, diags, err
+	snap, diags := s.whole, s.diags
+	if bundle == "" {
+		return snap, diags, nil
 	}
 	if _, ok := snap.Bundle(bundle); !ok {
-		names := make([]string, len(snap.Bundles))
-		for i, b := range snap.Bundles {
-			names[i] = b.Name
-		}
-		return nil, nil, noBundle(bundle, names)
+		return nil, nil, noBundle(bundle, snapshotBundles(snap))
 	}
 	if len(snap.Bundles) == 1 {
 		return snap, diags, nil

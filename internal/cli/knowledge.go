@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -51,14 +50,8 @@ func (k *knowledgeSource) open(e *env, bundle string) (*engine.View, time.Time, 
 	if err != nil {
 		return nil, now, err
 	}
-	if bundle != "" {
-		if _, ok := v.Snap.Bundle(bundle); !ok {
-			names := make([]string, len(v.Snap.Bundles))
-			for i, b := range v.Snap.Bundles {
-				names[i] = b.Name
-			}
-			return nil, now, usageError("no bundle %q (bundles: %s)", bundle, strings.Join(names, " "))
-		}
+	if err := engine.CheckBundle(v, bundle); err != nil {
+		return nil, now, usageError("%v", err)
 	}
 	return v, now, nil
 }
