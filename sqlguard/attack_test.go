@@ -147,28 +147,11 @@ func runLayers(t *testing.T, a attack, v *Validator, runs []layerRun, s scratch,
 		}
 		wg.Wait()
 	}
-	base := outcomes[0]
-	baseStopped := base.stopped(a.kind, changed[0])
-	if baseStopped {
-		rec.layers = append(rec.layers, fmt.Sprintf("database (%s)", shortError(base.err)))
+	judged := make([]attacktest.Run, len(runs))
+	for i, r := range runs {
+		judged[i] = attacktest.Run{Layer: string(r.layer), Stopped: outcomes[i].stopped(a.kind, changed[i]), Err: outcomes[i].err}
 	}
-	for i, r := range runs[1:] {
-		o := outcomes[i+1]
-		if !o.stopped(a.kind, changed[i+1]) {
-			continue
-		}
-		// Refused for the very reason the bare database refused: not this layer's doing.
-		if baseStopped && o.err != nil && base.err != nil && o.err.Error() == base.err.Error() {
-			continue
-		}
-		rec.layers = append(rec.layers, string(r.layer))
-	}
-	switch {
-	case len(rec.layers) == 0:
-		t.Errorf("%s / %s: no layer stopped it", a.class, a.name)
-	case len(rec.layers) < 2 && a.single == "":
-		t.Errorf("%s / %s: stopped by %d layer (%s); want at least two", a.class, a.name, len(rec.layers), strings.Join(rec.layers, ", "))
-	}
+	rec.layers = attacktest.Stoppers(t, a.class, a.name, a.single, rec.layers, judged, shortError)
 	return rec
 }
 

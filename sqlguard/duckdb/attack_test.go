@@ -570,29 +570,11 @@ func TestAttacksDuckDB(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		base := outcomes[0]
-		baseStopped := base.stopped(a.kind)
-		if baseStopped {
-			rec.layers = append(rec.layers, fmt.Sprintf("database (%s)", shortError(base.err)))
+		judged := make([]attacktest.Run, len(setups))
+		for i, s := range setups {
+			judged[i] = attacktest.Run{Layer: string(s.layer), Stopped: outcomes[i].stopped(a.kind), Err: outcomes[i].err}
 		}
-		for i, s := range setups[1:] {
-			o := outcomes[i+1]
-			if !o.stopped(a.kind) {
-				continue
-			}
-			// Refused for the very reason the bare database refused: not
-			// this layer's doing.
-			if baseStopped && o.err != nil && base.err != nil && o.err.Error() == base.err.Error() {
-				continue
-			}
-			rec.layers = append(rec.layers, string(s.layer))
-		}
-		switch {
-		case len(rec.layers) == 0:
-			t.Errorf("%s / %s: no layer stopped it", a.class, a.name)
-		case len(rec.layers) < 2 && a.single == "":
-			t.Errorf("%s / %s: stopped by %d layer (%s); want at least two", a.class, a.name, len(rec.layers), strings.Join(rec.layers, ", "))
-		}
+		rec.layers = attacktest.Stoppers(t, a.class, a.name, a.single, rec.layers, judged, shortError)
 		// The whole guard must stop it too and leave everything as it was.
 		res, err := db.Query(context.Background(), "attack-suite", text(99))
 		if err == nil && a.kind != kindWrite && !(a.kind == kindRunaway && res.Truncated()) {

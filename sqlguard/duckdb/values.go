@@ -85,30 +85,25 @@ func newColumn(lt bindings.LogicalType) (*column, error) {
 		entry := &column{typ: bindings.TypeStruct, children: []*column{k, v}, fields: []string{"key", "value"}}
 		c.children = []*column{entry}
 		c.name = fmt.Sprintf("map(%s, %s)", k.name, v.name)
-	case bindings.TypeStruct:
+	case bindings.TypeStruct, bindings.TypeUnion:
+		count, member, kind := bindings.StructTypeChildCount, bindings.StructTypeChildName, "struct"
+		memberType := bindings.StructTypeChildType
+		if c.typ == bindings.TypeUnion {
+			count, member, kind = bindings.UnionTypeMemberCount, bindings.UnionTypeMemberName, "union"
+			memberType = bindings.UnionTypeMemberType
+			// The vector is a struct whose first child is the tag.
+			c.children = append(c.children, &column{typ: bindings.TypeUTinyInt, name: "utinyint"})
+		}
 		var parts []string
-		for i := range uint64(bindings.StructTypeChildCount(lt)) {
-			name := bindings.StructTypeChildName(lt, bindings.IdxT(i))
-			if err := child(bindings.StructTypeChildType(lt, bindings.IdxT(i))); err != nil {
+		for i := range uint64(count(lt)) {
+			name := member(lt, bindings.IdxT(i))
+			if err := child(memberType(lt, bindings.IdxT(i))); err != nil {
 				return nil, err
 			}
 			c.fields = append(c.fields, name)
 			parts = append(parts, name+" "+c.children[len(c.children)-1].name)
 		}
-		c.name = "struct(" + strings.Join(parts, ", ") + ")"
-	case bindings.TypeUnion:
-		// The vector is a struct whose first child is the tag.
-		c.children = append(c.children, &column{typ: bindings.TypeUTinyInt, name: "utinyint"})
-		var parts []string
-		for i := range uint64(bindings.UnionTypeMemberCount(lt)) {
-			name := bindings.UnionTypeMemberName(lt, bindings.IdxT(i))
-			if err := child(bindings.UnionTypeMemberType(lt, bindings.IdxT(i))); err != nil {
-				return nil, err
-			}
-			c.fields = append(c.fields, name)
-			parts = append(parts, name+" "+c.children[len(c.children)-1].name)
-		}
-		c.name = "union(" + strings.Join(parts, ", ") + ")"
+		c.name = kind + "(" + strings.Join(parts, ", ") + ")"
 	default:
 		name, ok := typeName(c.typ)
 		if !ok {
